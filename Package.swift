@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+// voipd: the iOS multitasking model for VoIP apps, on Linux.
+// No package dependencies: the toolchain only, plus the small C target CVoipd.
+import PackageDescription
+
+let package = Package(
+    name: "voipd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "voipd", targets: ["voipd"]),
+        .executable(name: "voipctl", targets: ["voipctl"]),
+        .executable(name: "softphone", targets: ["softphone"]),
+        .executable(name: "voip-demo", targets: ["voip-demo"]),
+        .executable(name: "voipd-bench", targets: ["voipd-bench"]),
+        .library(name: "VoipClient", targets: ["VoipClient"]),
+    ],
+    targets: [
+        // Headers, CMSG_* wrappers, constants and raw syscalls Swift cannot import. No logic.
+        .target(name: "CVoipd"),
+        // Owned descriptors and thin syscall wrappers that throw Errno.
+        .target(name: "VoipdSystem", dependencies: ["CVoipd"]),
+        // The wire protocol: framing and message bodies (docs/PROTOCOL.md).
+        .target(name: "VoipdProtocol", dependencies: ["VoipdSystem"]),
+        // The pure lifecycle state machine: events in, actions out, no system calls.
+        .target(name: "VoipdLifecycle"),
+        // The daemon: one thread, one epoll loop, performing the state machine's actions.
+        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdLifecycle"]),
+        // The client library for apps and for voipctl.
+        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol"]),
+        // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
+        .target(name: "SIP"),
+
+        .executableTarget(name: "voipd", dependencies: ["VoipdDaemon"]),
+        .executableTarget(name: "voipctl", dependencies: ["VoipClient"]),
+        .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
+        .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
+        .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP"]),
+        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem"]),
+
+        .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
+        .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+        .testTarget(
+            name: "VoipdIntegrationTests",
+            dependencies: ["VoipClient", "VoipdSystem", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
