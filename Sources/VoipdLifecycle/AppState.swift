@@ -1,0 +1,63 @@
+/// The states an app can be in, as iOS named them. These names are part of the wire
+/// protocol and of `voipctl status --json`; scripts rely on them.
+public enum AppState: String, Codable, Sendable, CaseIterable {
+    /// Never launched, or known only by the sockets held for it.
+    case notRunning
+    /// In the foreground and receiving events.
+    case active
+    /// In the foreground but not receiving events: an interruption (an incoming-call alert),
+    /// or on the way between foreground and background.
+    case inactive
+    /// Running in the background; the clock is ticking.
+    case background
+    /// Stopped: no code runs. The kernel reports state `T`.
+    case suspended
+    /// The process ended; ``TerminationReason`` says why.
+    case terminated
+}
+
+/// The lifecycle events an app receives, under UIKit's names. Each is acknowledged.
+public enum AppEventKind: String, Codable, Sendable, CaseIterable {
+    case willResignActive
+    case didEnterBackground
+    case willEnterForeground
+    case didBecomeActive
+    case willTerminate
+    case voipSocketReadable
+    case keepAlive
+    case backgroundTaskWillExpire
+}
+
+/// Why a held VoIP socket woke its app: what the kernel reported, read without consuming.
+public struct SocketReadiness: Equatable, Sendable, Codable {
+    /// The name the app registered the socket under.
+    public var name: String
+    /// Bytes waiting to be read (`FIONREAD`).
+    public var bytesAvailable: Int
+    /// The peer closed its end (EPOLLRDHUP or EPOLLHUP).
+    public var peerClosed: Bool
+
+    public init(name: String, bytesAvailable: Int, peerClosed: Bool) {
+        self.name = name
+        self.bytesAvailable = bytesAvailable
+        self.peerClosed = peerClosed
+    }
+}
+
+/// One lifecycle event sent to an app: its sequence number (echoed in the acknowledgement),
+/// its kind and what goes with it.
+public struct AppEvent: Equatable, Sendable {
+    public var id: UInt64
+    public var kind: AppEventKind
+    /// For ``AppEventKind/voipSocketReadable``.
+    public var socket: SocketReadiness?
+    /// Why this event was sent, in words, for the event log.
+    public var reason: String
+
+    public init(id: UInt64, kind: AppEventKind, socket: SocketReadiness? = nil, reason: String = "") {
+        self.id = id
+        self.kind = kind
+        self.socket = socket
+        self.reason = reason
+    }
+}

@@ -1,0 +1,104 @@
+/// How a process ended, as the lifecycle needs to know it (no system types here).
+public enum ProcessEnd: Equatable, Sendable {
+    case exited(code: Int32)
+    case signaled(signal: Int32, name: String)
+}
+
+/// The timers of one app. The lifecycle asks for them by kind; the daemon maps them onto
+/// its timerfd.
+public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable {
+    /// The watchdog on the event in flight.
+    case acknowledgement
+    /// A launched app has this long to connect.
+    case connect
+    /// Time to handle a wake (voipSocketReadable, keepAlive) before suspension.
+    case wakeBudget
+    /// backgroundTaskWillExpire is due.
+    case taskExpirationWarning
+    /// The background-task budget is spent.
+    case taskBudget
+    /// The next keep-alive wake.
+    case keepAlive
+    /// A throttled relaunch may go ahead.
+    case relaunchThrottle
+    /// Reclaim a long-suspended app's ordinary sockets.
+    case reclaim
+    /// A terminating app that has not exited by now is killed.
+    case exitGrace
+}
+
+/// Everything that can happen to an app: requests, the app's own messages, what the kernel
+/// reports, and timers firing.
+public enum LifecycleInput: Equatable, Sendable {
+    /// The process was started (by `voipctl launch`, a relaunch, or adopted on connect).
+    case launched(inBackground: Bool, reason: String)
+    /// The process could not be started.
+    case launchFailed(String)
+    /// The app identified itself on a control connection.
+    case connected
+    /// The app's control connection closed while the process lives on.
+    case disconnected
+    case foregroundRequested
+    case backgroundRequested
+    /// An interruption (an incoming-call alert) begins: active → inactive.
+    case interruptionBegan
+    /// The interruption ends: inactive → active.
+    case interruptionEnded
+    /// The app acknowledged the event with this id.
+    case acknowledged(eventID: UInt64)
+    /// The kernel confirmed the process is stopped.
+    case stopConfirmed
+    /// Data or a hang-up on a held VoIP socket.
+    case socketReady(SocketReadiness)
+    /// The process ended.
+    case processExited(ProcessEnd)
+    case beginBackgroundTask(name: String)
+    case endBackgroundTask(id: UInt64)
+    /// Periodic keep-alive wakes (nil clears).
+    case setKeepAlive(Duration?)
+    case timerFired(LifecycleTimer)
+    /// `voipctl terminate`.
+    case terminateRequested
+    /// `voipctl kill`: a force quit.
+    case killRequested
+    /// Chosen as a memory-pressure victim.
+    case memoryPressureKill
+    /// `voipctl reclaim`.
+    case reclaimRequested
+    case screenLocked
+    case screenUnlocked
+    /// How many VoIP sockets are held for the app now.
+    case heldSocketsChanged(Int)
+    /// The daemon is stopping: nothing may be left stopped.
+    case shutdown
+}
+
+/// What the daemon must do. The lifecycle never performs system calls itself.
+public enum LifecycleAction: Equatable, Sendable {
+    /// Send this event on the app's control connection.
+    case deliver(AppEvent)
+    /// Stop the process (SIGSTOP or a freezer); report back with `.stopConfirmed`.
+    case suspend
+    /// Continue the process.
+    case resume
+    /// Watch the held VoIP sockets for data and hang-up.
+    case armSockets
+    /// Stop watching them (the app reads its sockets itself while it runs).
+    case disarmSockets
+    case startTimer(LifecycleTimer, after: Duration)
+    case cancelTimer(LifecycleTimer)
+    /// SIGKILL, with the reason recorded.
+    case kill(TerminationReason)
+    /// SIGTERM, for an app that cannot be told willTerminate.
+    case requestExit
+    /// Start the process again.
+    case launch(inBackground: Bool, reason: String)
+    /// Make the app's ordinary (non-VoIP) network sockets unusable.
+    case reclaimSockets(reason: String)
+    /// The public state changed; recorded in the event stream.
+    case transition(from: AppState, to: AppState, reason: String)
+    /// Reply to beginBackgroundTask: the task's id, or 0 (invalid) when refused.
+    case backgroundTaskBegan(id: UInt64)
+    /// The request was refused, with the reason.
+    case rejected(String)
+}

@@ -1,0 +1,78 @@
+/// Every duration of the lifecycle, with iOS's value as the default. `scaled(by:)` shrinks
+/// them all at once, so tests never wait for iOS's real minutes.
+public struct LifecycleTimings: Equatable, Sendable, Codable {
+    /// didEnterBackground must be acknowledged within this, or the app is killed (~5 s on iOS).
+    public var didEnterBackgroundWatchdog: Duration = .seconds(5)
+    /// willResignActive, willEnterForeground and didBecomeActive (iOS allowed ~10 s to resume).
+    public var foregroundTransitionWatchdog: Duration = .seconds(10)
+    /// willTerminate must be acknowledged within this (~5 s on iOS).
+    public var willTerminateWatchdog: Duration = .seconds(5)
+    /// Background-task time after leaving the foreground (iOS 7+: 180 s).
+    public var backgroundTaskBudget: Duration = .seconds(180)
+    /// Background-task time when resumed in the background (iOS: ~30 s).
+    public var resumedTaskBudget: Duration = .seconds(30)
+    /// backgroundTaskWillExpire comes this long before the budget ends; it is also the
+    /// deadline for acknowledging it.
+    public var expirationWarning: Duration = .seconds(5)
+    /// Time to handle voipSocketReadable or keepAlive before being suspended again (10 s).
+    public var wakeBudget: Duration = .seconds(10)
+    /// The shortest keep-alive interval an app may ask for (iOS: 600 s).
+    public var keepAliveMinimum: Duration = .seconds(600)
+    /// Keep-alive wakes due within this window of one another are made one system wake-up.
+    public var keepAliveTolerance: Duration = .seconds(30)
+    /// After SIGTERM (to an app that does not speak the protocol), SIGKILL follows this late.
+    public var terminationGrace: Duration = .seconds(5)
+    /// A launched app that does not connect within this is treated as one that does not
+    /// speak the protocol: its events are no longer waited for.
+    public var connectTimeout: Duration = .seconds(10)
+    /// Relaunches of an app that keeps dying are at least this far apart (launchd's
+    /// ThrottleInterval); the gap doubles with each quick death up to `relaunchThrottleMaximum`.
+    public var relaunchThrottle: Duration = .seconds(10)
+    public var relaunchThrottleMaximum: Duration = .seconds(300)
+    /// Reclaim a suspended app's ordinary sockets after it has been suspended this long
+    /// (nil: never; iOS did it on lock and under pressure only).
+    public var reclaimAfterSuspension: Duration? = nil
+
+    public init() {}
+
+    /// Every duration multiplied by `factor` (e.g. 0.01 in tests).
+    public func scaled(by factor: Double) -> LifecycleTimings {
+        func s(_ d: Duration) -> Duration { d * factor }
+        var t = self
+        t.didEnterBackgroundWatchdog = s(didEnterBackgroundWatchdog)
+        t.foregroundTransitionWatchdog = s(foregroundTransitionWatchdog)
+        t.willTerminateWatchdog = s(willTerminateWatchdog)
+        t.backgroundTaskBudget = s(backgroundTaskBudget)
+        t.resumedTaskBudget = s(resumedTaskBudget)
+        t.expirationWarning = s(expirationWarning)
+        t.wakeBudget = s(wakeBudget)
+        t.keepAliveMinimum = s(keepAliveMinimum)
+        t.keepAliveTolerance = s(keepAliveTolerance)
+        t.terminationGrace = s(terminationGrace)
+        t.connectTimeout = s(connectTimeout)
+        t.relaunchThrottle = s(relaunchThrottle)
+        t.relaunchThrottleMaximum = s(relaunchThrottleMaximum)
+        t.reclaimAfterSuspension = reclaimAfterSuspension.map(s)
+        return t
+    }
+
+    /// The acknowledgement deadline of an event kind; nil for the kinds governed by the
+    /// wake budget instead of the watchdog.
+    public func watchdog(for kind: AppEventKind) -> Duration? {
+        switch kind {
+        case .didEnterBackground: return didEnterBackgroundWatchdog
+        case .willResignActive, .willEnterForeground, .didBecomeActive: return foregroundTransitionWatchdog
+        case .willTerminate: return willTerminateWatchdog
+        case .backgroundTaskWillExpire: return expirationWarning
+        case .voipSocketReadable, .keepAlive: return nil
+        }
+    }
+}
+
+extension Duration {
+    /// Seconds as a Double, for messages and JSON.
+    public var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,119 @@
+/// Deadlines for many timers, served by one kernel timer: the owner arms its timerfd for
+/// ``earliestDeadline`` and calls ``takeDue(at:)`` when it fires.
+///
+/// A timer set with a tolerance may fire early, by up to that much, when the system wakes
+/// up anyway for another timer: keep-alive wakes of several apps due within the window
+/// become one wake-up.
+public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
+    private struct Entry: Sendable {
+        var deadline: Duration
+        var tolerance: Duration
+        var generation: UInt64
+    }
+
+    private var entries: [Key: Entry] = [:]
+    /// A min-heap of (deadline, key, generation); entries whose generation no longer
+    /// matches were cancelled or moved and are skipped when they surface.
+    private var heap: [(deadline: Duration, key: Key, generation: UInt64)] = []
+    private var tolerant: Set<Key> = []
+    private var generation: UInt64 = 0
+
+    public init() {}
+
+    /// How many timers are set.
+    public var count: Int { entries.count }
+
+    /// Whether `key` is set.
+    public func contains(_ key: Key) -> Bool { entries[key] != nil }
+
+    /// The deadline of `key`, if set.
+    public func deadline(of key: Key) -> Duration? { entries[key]?.deadline }
+
+    /// Sets (or moves) a timer.
+    public mutating func set(_ key: Key, deadline: Duration, tolerance: Duration = .zero) {
+        generation += 1
+        entries[key] = Entry(deadline: deadline, tolerance: tolerance, generation: generation)
+        if tolerance > .zero { tolerant.insert(key) } else { tolerant.remove(key) }
+        push((deadline, key, generation))
+        // Cancelled and moved timers stay in the heap until they surface; rebuild it when
+        // they outnumber the live ones, so a busy wake cycle cannot grow it without bound.
+        if heap.count > 2 * entries.count + 64 { rebuildHeap() }
+    }
+
+    private mutating func rebuildHeap() {
+        heap.removeAll(keepingCapacity: true)
+        for (key, entry) in entries { push((entry.deadline, key, entry.generation)) }
+    }
+
+    /// Cancels a timer (nothing happens if it is not set).
+    public mutating func cancel(_ key: Key) {
+        entries[key] = nil
+        tolerant.remove(key)
+    }
+
+    /// Cancels every timer matching `predicate`.
+    public mutating func cancelAll(where predicate: (Key) -> Bool) {
+        for key in entries.keys where predicate(key) { cancel(key) }
+    }
+
+    /// The earliest deadline of any set timer.
+    public mutating func earliestDeadline() -> Duration? {
+        dropStaleTop()
+        return heap.first?.deadline
+    }
+
+    /// Removes and returns the timers due at `now`, earliest first, together with the
+    /// tolerant timers whose window has opened.
+    public mutating func takeDue(at now: Duration) -> [Key] {
+        var due: [Key] = []
+        while true {
+            dropStaleTop()
+            guard let top = heap.first, top.deadline <= now else { break }
+            due.append(top.key)
+            entries[top.key] = nil
+            tolerant.remove(top.key)
+            pop()
+        }
+        guard !due.isEmpty else { return due }
+        // The system is awake now: whatever may fire early goes along.
+        let early = tolerant
+            .compactMap { key in entries[key].map { (key, $0) } }
+            .filter { _, entry in entry.deadline - entry.tolerance <= now }
+            .sorted { $0.1.deadline < $1.1.deadline }
+        for (key, _) in early {
+            due.append(key)
+            cancel(key)
+        }
+        return due
+    }
+
+    private mutating func dropStaleTop() {
+        while let top = heap.first, entries[top.key]?.generation != top.generation { pop() }
+    }
+
+    private mutating func push(_ item: (deadline: Duration, key: Key, generation: UInt64)) {
+        heap.append(item)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func pop() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import CVoipd
+import Glibc
+
+/// Readiness flags of an epoll registration.
+public struct EpollEvents: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let readable = EpollEvents(rawValue: voipd_EPOLLIN)
+    public static let writable = EpollEvents(rawValue: voipd_EPOLLOUT)
+    public static let readHangup = EpollEvents(rawValue: voipd_EPOLLRDHUP)
+    public static let priority = EpollEvents(rawValue: voipd_EPOLLPRI)
+    public static let error = EpollEvents(rawValue: voipd_EPOLLERR)
+    public static let hangup = EpollEvents(rawValue: voipd_EPOLLHUP)
+    public static let edgeTriggered = EpollEvents(rawValue: voipd_EPOLLET)
+    public static let oneShot = EpollEvents(rawValue: voipd_EPOLLONESHOT)
+}
+
+/// One ready registration returned by ``Epoll/wait(timeoutMilliseconds:)``.
+public struct EpollReadiness: Sendable {
+    /// The token given when the descriptor was registered.
+    public var token: UInt64
+    public var events: EpollEvents
+}
+
+/// An epoll instance (`epoll_create1(EPOLL_CLOEXEC)`). It does not own the descriptors
+/// registered with it; each registration carries a 64-bit token so that an event for a
+/// registration that has since been removed can be recognised and dropped.
+public struct Epoll: ~Copyable {
+    public let descriptor: FileDescriptor
+    private let buffer: UnsafeMutableBufferPointer<epoll_event>
+
+    public init(maxEventsPerWait: Int = 256) throws {
+        let fd = try valueOrErrno("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) }
+        descriptor = FileDescriptor(adopting: fd)
+        buffer = .allocate(capacity: maxEventsPerWait)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// `epoll_ctl(EPOLL_CTL_ADD)`.
+    public func add(_ fd: CInt, events: EpollEvents, token: UInt64) throws {
+        try control(EPOLL_CTL_ADD, fd, events, token, "epoll_ctl(ADD)")
+    }
+
+    /// `epoll_ctl(EPOLL_CTL_MOD)`: also how a one-shot registration is re-armed.
+    public func modify(_ fd: CInt, events: EpollEvents, token: UInt64) throws {
+        try control(EPOLL_CTL_MOD, fd, events, token, "epoll_ctl(MOD)")
+    }
+
+    /// `epoll_ctl(EPOLL_CTL_DEL)`.
+    public func remove(_ fd: CInt) throws {
+        _ = try valueOrErrno("epoll_ctl(DEL)") { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, fd, nil) }
+    }
+
+    private func control(_ op: CInt, _ fd: CInt, _ events: EpollEvents, _ token: UInt64, _ name: String) throws {
+        var event = epoll_event()
+        event.events = events.rawValue
+        event.data.u64 = token
+        _ = try valueOrErrno(name) { epoll_ctl(descriptor.rawValue, op, fd, &event) }
+    }
+
+    /// `epoll_wait`: blocks until something is ready (`-1` waits forever). EINTR returns an
+    /// empty batch rather than retrying, so the caller's loop decides.
+    public func wait(timeoutMilliseconds: CInt = -1, _ body: (EpollReadiness) throws -> Void) throws {
+        let n = epoll_wait(descriptor.rawValue, buffer.baseAddress, CInt(buffer.count), timeoutMilliseconds)
+        if n < 0 {
+            if errno == EINTR { return }
+            throw Errno.current("epoll_wait")
+        }
+        for i in 0..<Int(n) {
+            try body(EpollReadiness(token: buffer[i].data.u64, events: EpollEvents(rawValue: buffer[i].events)))
+        }
+    }
+}

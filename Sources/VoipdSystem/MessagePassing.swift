@@ -1,0 +1,96 @@
+import CVoipd
+import Glibc
+
+/// One message received with `recvmsg`, with the descriptors that came with it.
+public struct ReceivedMessage {
+    /// The bytes received (at most the buffer's size).
+    public var bytes: [UInt8]
+    /// The real length of the packet (`MSG_TRUNC` makes the kernel report it even when the
+    /// buffer was smaller). Larger than `bytes.count` means the packet was cut.
+    public var length: Int
+    /// Every descriptor that arrived; the bag closes those nobody takes.
+    public var descriptors: DescriptorBag
+    /// `MSG_CTRUNC`: more descriptors were sent than the control buffer could hold; the
+    /// kernel closed the rest.
+    public var controlTruncated: Bool
+    /// The peer closed the connection (a zero-length read on a stream or seqpacket socket).
+    public var isEndOfStream: Bool { length == 0 && bytes.isEmpty }
+}
+
+extension Socket {
+    /// `sendmsg` with the descriptors in one `SCM_RIGHTS` control message.
+    /// `MSG_NOSIGNAL` so that a vanished peer is an EPIPE error, not a SIGPIPE.
+    public static func send(_ fd: CInt, bytes: [UInt8], descriptors: [CInt] = []) throws {
+        var bytes = bytes
+        let controlLength = descriptors.isEmpty ? 0 : voipd_cmsg_space(descriptors.count * MemoryLayout<CInt>.size)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: max(controlLength, 1), alignment: MemoryLayout<cmsghdr>.alignment)
+        defer { control.deallocate() }
+        memset(control, 0, max(controlLength, 1))
+        let sent: Int = try bytes.withUnsafeMutableBytes { raw in
+            var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
+            return try withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                var message = msghdr()
+                message.msg_iov = vectorPointer
+                message.msg_iovlen = 1
+                if !descriptors.isEmpty {
+                    message.msg_control = control
+                    message.msg_controllen = controlLength
+                    let header = voipd_cmsg_firsthdr(&message)!
+                    header.pointee.cmsg_level = SOL_SOCKET
+                    header.pointee.cmsg_type = CInt(SCM_RIGHTS)
+                    header.pointee.cmsg_len = voipd_cmsg_len(descriptors.count * MemoryLayout<CInt>.size)
+                    let data = UnsafeMutableRawPointer(voipd_cmsg_data(header)!)
+                    descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                }
+                return try retryingOnInterrupt("sendmsg") { sendmsg(fd, &message, voipd_MSG_NOSIGNAL) }
+            }
+        }
+        if sent != bytes.count { throw Errno(EMSGSIZE, call: "sendmsg: short send \(sent) of \(bytes.count)") }
+    }
+
+    /// `recvmsg` with `MSG_CMSG_CLOEXEC` (received descriptors are close-on-exec from birth)
+    /// and `MSG_TRUNC` (the real length of a longer packet is reported). Room is made for
+    /// `maxDescriptors`; more than that sets ``ReceivedMessage/controlTruncated``.
+    /// Returns nil when nothing is waiting on a non-blocking socket.
+    public static func receive(_ fd: CInt, maxBytes: Int, maxDescriptors: Int) throws -> ReceivedMessage? {
+        var buffer = [UInt8](repeating: 0, count: maxBytes)
+        let controlLength = voipd_cmsg_space(max(maxDescriptors, 1) * MemoryLayout<CInt>.size)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: controlLength, alignment: MemoryLayout<cmsghdr>.alignment)
+        defer { control.deallocate() }
+        memset(control, 0, controlLength)
+        var received: [CInt] = []
+        var flags: CInt = 0
+        let n: Int = try buffer.withUnsafeMutableBytes { raw in
+            var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
+            return try withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                var message = msghdr()
+                message.msg_iov = vectorPointer
+                message.msg_iovlen = 1
+                message.msg_control = control
+                message.msg_controllen = controlLength
+                let n = recvmsg(fd, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC))
+                if n < 0 {
+                    if errno == EAGAIN || errno == EINTR { return -1 }
+                    throw Errno.current("recvmsg")
+                }
+                flags = message.msg_flags
+                // Collect every descriptor first, so none can leak whatever happens next.
+                var header = voipd_cmsg_firsthdr(&message)
+                while let current = header {
+                    if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == CInt(SCM_RIGHTS) {
+                        let dataLength = Int(current.pointee.cmsg_len) - voipd_cmsg_len(0)
+                        let count = dataLength / MemoryLayout<CInt>.size
+                        let data = UnsafeRawPointer(voipd_cmsg_data(current)!)
+                        for i in 0..<count { received.append(data.loadUnaligned(fromByteOffset: i * MemoryLayout<CInt>.size, as: CInt.self)) }
+                    }
+                    header = voipd_cmsg_nxthdr(&message, current)
+                }
+                return n
+            }
+        }
+        if n < 0 { return nil }
+        buffer.removeSubrange(min(n, maxBytes)...)
+        return ReceivedMessage(bytes: buffer, length: n, descriptors: DescriptorBag(adopting: received),
+                               controlTruncated: flags & CInt(MSG_CTRUNC) != 0)
+    }
+}

@@ -1,0 +1,118 @@
+import CVoipd
+import Glibc
+
+/// How a process ended (or changed state), from `waitid`.
+public enum ProcessStatus: Sendable, Equatable, CustomStringConvertible {
+    case exited(CInt)
+    case killed(signal: CInt, coreDumped: Bool)
+    case stopped(signal: CInt)
+    case continued
+
+    public var description: String {
+        switch self {
+        case .exited(let code): return "exited with status \(code)"
+        case .killed(let signal, let core): return "killed by \(signalName(signal))\(core ? " (core dumped)" : "")"
+        case .stopped(let signal): return "stopped by \(signalName(signal))"
+        case .continued: return "continued"
+        }
+    }
+
+    init?(_ info: siginfo_t) {
+        var info = info
+        let status = voipd_siginfo_status(&info)
+        switch Int(voipd_siginfo_code(&info)) {
+        case CLD_EXITED: self = .exited(status)
+        case CLD_KILLED: self = .killed(signal: status, coreDumped: false)
+        case CLD_DUMPED: self = .killed(signal: status, coreDumped: true)
+        case CLD_STOPPED, CLD_TRAPPED: self = .stopped(signal: status)
+        case CLD_CONTINUED: self = .continued
+        default: return nil
+        }
+    }
+}
+
+/// The conventional name of a signal ("SIGKILL").
+public func signalName(_ signal: CInt) -> String {
+    switch signal {
+    case SIGHUP: return "SIGHUP"
+    case SIGINT: return "SIGINT"
+    case SIGQUIT: return "SIGQUIT"
+    case SIGILL: return "SIGILL"
+    case SIGABRT: return "SIGABRT"
+    case SIGBUS: return "SIGBUS"
+    case SIGFPE: return "SIGFPE"
+    case SIGKILL: return "SIGKILL"
+    case SIGSEGV: return "SIGSEGV"
+    case SIGPIPE: return "SIGPIPE"
+    case SIGALRM: return "SIGALRM"
+    case SIGTERM: return "SIGTERM"
+    case SIGUSR1: return "SIGUSR1"
+    case SIGUSR2: return "SIGUSR2"
+    case SIGCHLD: return "SIGCHLD"
+    case SIGCONT: return "SIGCONT"
+    case SIGSTOP: return "SIGSTOP"
+    case SIGTSTP: return "SIGTSTP"
+    case SIGTRAP: return "SIGTRAP"
+    default: return "signal \(signal)"
+    }
+}
+
+/// A process descriptor (`pidfd_open`): signals and waits that cannot hit a recycled pid.
+/// It becomes readable when the process exits.
+public struct PidFd: ~Copyable {
+    public let descriptor: FileDescriptor
+    public let pid: pid_t
+
+    /// `pidfd_open(pid, 0)`; pidfds are always close-on-exec.
+    public init(pid: pid_t) throws {
+        let fd = try valueOrErrno("pidfd_open(\(pid))") { voipd_pidfd_open(pid, 0) }
+        descriptor = FileDescriptor(adopting: fd)
+        self.pid = pid
+    }
+
+    /// `pidfd_send_signal`.
+    public func send(_ signal: CInt) throws {
+        _ = try valueOrErrno("pidfd_send_signal(\(pid), \(signalName(signal)))") {
+            voipd_pidfd_send_signal(descriptor.rawValue, signal, 0)
+        }
+    }
+
+    /// `pidfd_getfd`: a duplicate (close-on-exec) of the process's descriptor `target`.
+    public func duplicateDescriptor(_ target: CInt) throws -> FileDescriptor {
+        let fd = try valueOrErrno("pidfd_getfd(\(pid), \(target))") { voipd_pidfd_getfd(descriptor.rawValue, target, 0) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// Reaps the process if it has exited (`waitid(P_PIDFD, WEXITED | WNOHANG)`); only for
+    /// a child. Nil while it is still running.
+    public func reapIfExited() throws -> ProcessStatus? {
+        var info = siginfo_t()
+        _ = try retryingOnInterrupt("waitid(P_PIDFD)") { voipd_waitid_pidfd(descriptor.rawValue, &info, WEXITED | WNOHANG) }
+        if voipd_siginfo_pid(&info) == 0 { return nil }
+        return ProcessStatus(info)
+    }
+
+    /// Blocks until the child exits and reaps it.
+    public func waitForExit() throws -> ProcessStatus {
+        var info = siginfo_t()
+        _ = try retryingOnInterrupt("waitid(P_PIDFD)") { voipd_waitid_pidfd(descriptor.rawValue, &info, WEXITED) }
+        return ProcessStatus(info) ?? .exited(0)
+    }
+}
+
+/// Collects pending stop and continue reports of any child, without reaping
+/// (`waitid(P_ALL, WSTOPPED | WCONTINUED | WNOHANG)`), until none is left.
+public func drainChildStopReports() -> [(pid: pid_t, status: ProcessStatus)] {
+    var reports: [(pid_t, ProcessStatus)] = []
+    while true {
+        var info = siginfo_t()
+        let rc = voipd_waitid_all(&info, WSTOPPED | WCONTINUED | WNOHANG)
+        if rc < 0 {
+            if errno == EINTR { continue }
+            return reports
+        }
+        let pid = voipd_siginfo_pid(&info)
+        guard pid != 0, let status = ProcessStatus(info) else { return reports }
+        reports.append((pid, status))
+    }
+}

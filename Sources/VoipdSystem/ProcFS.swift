@@ -1,0 +1,71 @@
+import Glibc
+
+/// Reads of /proc: what the kernel says about a process.
+public enum ProcFS {
+    /// The whole content of a small file, or nil if it cannot be read.
+    public static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            result.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The fields of /proc/PID/stat after the command name (which may contain spaces):
+    /// index 0 is the state.
+    static func statFields(_ pid: pid_t) -> [Substring]? {
+        guard let text = read("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+
+    /// The scheduler state letter: "R", "S", "D", "T" (stopped), "t", "Z", …
+    public static func state(of pid: pid_t) -> Character? {
+        statFields(pid)?.first?.first
+    }
+
+    /// The parent's pid.
+    public static func parent(of pid: pid_t) -> pid_t? {
+        guard let fields = statFields(pid), fields.count > 1 else { return nil }
+        return pid_t(fields[1])
+    }
+
+    /// Resident memory in bytes (/proc/PID/statm).
+    public static func residentBytes(of pid: pid_t) -> UInt64? {
+        guard let text = read("/proc/\(pid)/statm") else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = UInt64(fields[1]) else { return nil }
+        return pages * UInt64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// The descriptor numbers a process has open (/proc/PID/fd).
+    public static func descriptors(of pid: pid_t) -> [CInt] {
+        guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
+        defer { closedir(directory) }
+        var result: [CInt] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if let fd = CInt(name) { result.append(fd) }
+        }
+        return result.sorted()
+    }
+
+    /// Whether `pid` is `ancestor` or descends from it.
+    public static func isDescendant(_ pid: pid_t, of ancestor: pid_t) -> Bool {
+        var current = pid
+        for _ in 0..<64 {
+            if current == ancestor { return true }
+            guard current > 1, let parent = parent(of: current) else { return false }
+            current = parent
+        }
+        return false
+    }
+}

@@ -1,0 +1,215 @@
+import CVoipd
+import Glibc
+
+/// Credentials of the process at the other end of a Unix socket (`SO_PEERCRED`), as the
+/// kernel recorded them at `connect`; never taken from anything the peer says.
+public struct PeerCredentials: Sendable, Equatable {
+    public var pid: pid_t
+    public var uid: uid_t
+    public var gid: gid_t
+}
+
+/// What kind of socket a descriptor is, from `fstat` and `getsockopt`.
+public struct SocketKind: Sendable, Equatable {
+    public var domain: CInt
+    public var type: CInt
+    public var isListening: Bool
+    public var isConnected: Bool
+
+    /// "tcp", "udp", "unix-stream", "unix-seqpacket", …
+    public var name: String {
+        switch (domain, type) {
+        case (AF_INET, CInt(SOCK_STREAM.rawValue)): return "tcp"
+        case (AF_INET6, CInt(SOCK_STREAM.rawValue)): return "tcp6"
+        case (AF_INET, CInt(SOCK_DGRAM.rawValue)): return "udp"
+        case (AF_INET6, CInt(SOCK_DGRAM.rawValue)): return "udp6"
+        case (AF_UNIX, CInt(SOCK_STREAM.rawValue)): return "unix-stream"
+        case (AF_UNIX, CInt(SOCK_SEQPACKET.rawValue)): return "unix-seqpacket"
+        case (AF_UNIX, CInt(SOCK_DGRAM.rawValue)): return "unix-dgram"
+        default: return "domain \(domain) type \(type)"
+        }
+    }
+
+    /// Whether the socket belongs to a network (IPv4/IPv6) rather than the local machine.
+    public var isNetwork: Bool { domain == AF_INET || domain == AF_INET6 }
+}
+
+/// Socket system calls. Every descriptor made here is close-on-exec.
+public enum Socket {
+    public static let streamType = CInt(SOCK_STREAM.rawValue)
+    public static let seqpacketType = CInt(SOCK_SEQPACKET.rawValue)
+    public static let datagramType = CInt(SOCK_DGRAM.rawValue)
+
+    /// `socket(2)` with `SOCK_CLOEXEC` (and `SOCK_NONBLOCK` when asked).
+    public static func make(domain: CInt, type: CInt, nonBlocking: Bool = false) throws -> FileDescriptor {
+        let flags = voipd_SOCK_CLOEXEC | (nonBlocking ? voipd_SOCK_NONBLOCK : 0)
+        let fd = try valueOrErrno("socket") { socket(domain, type | flags, 0) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// `socketpair(AF_UNIX)`, both ends close-on-exec.
+    public static func pair(type: CInt = streamType) throws -> DescriptorPair {
+        var fds: [CInt] = [-1, -1]
+        _ = try valueOrErrno("socketpair") { socketpair(AF_UNIX, type | voipd_SOCK_CLOEXEC, 0, &fds) }
+        return DescriptorPair(first: FileDescriptor(adopting: fds[0]), second: FileDescriptor(adopting: fds[1]))
+    }
+
+    static func withUnixAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) throws -> R {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity, !bytes.isEmpty else { throw Errno(ENAMETOOLONG, call: "socket path \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return try withUnsafePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                try body(sa, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+
+    /// Binds and listens on a Unix socket path. A stale socket file (nobody accepting) is
+    /// replaced; a live one is an error (EADDRINUSE), so two daemons never share a path.
+    public static func listenUnix(path: String, type: CInt = seqpacketType, backlog: CInt = 128, mode: mode_t = 0o666) throws -> FileDescriptor {
+        let fd = try make(domain: AF_UNIX, type: type, nonBlocking: true)
+        do {
+            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
+        } catch let error as Errno where error.rawValue == EADDRINUSE {
+            if (try? connectUnix(path: path, type: type)) != nil { throw Errno(EADDRINUSE, call: "bind(\(path)): another daemon is listening there") }
+            unlink(path)
+            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
+        }
+        chmod(path, mode)
+        _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
+        return fd
+    }
+
+    /// Connects to a Unix socket path (blocking connect; the result is blocking).
+    public static func connectUnix(path: String, type: CInt = seqpacketType) throws -> FileDescriptor {
+        let fd = try make(domain: AF_UNIX, type: type)
+        try withUnixAddress(path) { sa, len in
+            _ = try retryingOnInterrupt("connect(\(path))") { Glibc.connect(fd.rawValue, sa, len) }
+        }
+        return fd
+    }
+
+    static func withInetAddress<R>(host: String, port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) throws -> R {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw Errno(EINVAL, call: "inet_pton(\(host))") }
+        return try withUnsafePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+
+    /// A TCP listener on an IPv4 address (port 0 picks an ephemeral port; see ``localPort(_:)``).
+    public static func listenTCP(host: String = "127.0.0.1", port: UInt16 = 0, backlog: CInt = 128) throws -> FileDescriptor {
+        let fd = try make(domain: AF_INET, type: streamType)
+        var one: CInt = 1
+        setsockopt(fd.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size))
+        try withInetAddress(host: host, port: port) { sa, len in _ = try valueOrErrno("bind(\(host):\(port))") { bind(fd.rawValue, sa, len) } }
+        _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
+        return fd
+    }
+
+    /// A blocking TCP connection to an IPv4 address.
+    public static func connectTCP(host: String, port: UInt16) throws -> FileDescriptor {
+        let fd = try make(domain: AF_INET, type: streamType)
+        try withInetAddress(host: host, port: port) { sa, len in
+            _ = try retryingOnInterrupt("connect(\(host):\(port))") { Glibc.connect(fd.rawValue, sa, len) }
+        }
+        var one: CInt = 1
+        setsockopt(fd.rawValue, CInt(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<CInt>.size))
+        return fd
+    }
+
+    /// The local port of an IPv4 socket (`getsockname`).
+    public static func localPort(_ fd: borrowing FileDescriptor) throws -> UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                try valueOrErrno("getsockname") { getsockname(fd.rawValue, sa, &length) }
+            }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// `accept4(SOCK_CLOEXEC | SOCK_NONBLOCK)`; nil when no connection is waiting.
+    public static func accept(_ listener: borrowing FileDescriptor, nonBlocking: Bool = true) throws -> FileDescriptor? {
+        while true {
+            let fd = voipd_accept4(listener.rawValue, voipd_SOCK_CLOEXEC | (nonBlocking ? voipd_SOCK_NONBLOCK : 0))
+            if fd >= 0 { return FileDescriptor(adopting: fd) }
+            switch errno {
+            case EINTR, ECONNABORTED: continue
+            case EAGAIN: return nil
+            default: throw Errno.current("accept4")
+            }
+        }
+    }
+
+    /// `getsockopt(SO_PEERCRED)`.
+    public static func peerCredentials(_ fd: CInt) throws -> PeerCredentials {
+        var credentials = voipd_peer_credentials()
+        _ = try valueOrErrno("getsockopt(SO_PEERCRED)") { voipd_peer_credentials_get(fd, &credentials) }
+        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+    }
+
+    static func intOption(_ fd: CInt, _ level: CInt, _ name: CInt, _ call: String) throws -> CInt {
+        var value: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        _ = try valueOrErrno(call) { getsockopt(fd, level, name, &value, &length) }
+        return value
+    }
+
+    /// Whether `fd` is a socket at all (`fstat`), and if so what kind. Nil for a pipe, file, …
+    public static func kind(of fd: CInt) throws -> SocketKind? {
+        var info = stat()
+        _ = try valueOrErrno("fstat") { fstat(fd, &info) }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        let domain = try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
+        let type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
+        let listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let connected = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected)
+    }
+
+    /// The inode number of a descriptor (`fstat`): the identity of the socket behind it.
+    public static func inode(of fd: CInt) throws -> UInt64 {
+        var info = stat()
+        _ = try valueOrErrno("fstat") { fstat(fd, &info) }
+        return UInt64(info.st_ino)
+    }
+
+    /// Bytes waiting to be read (`ioctl(FIONREAD)`); never consumes or peeks data.
+    public static func bytesAvailable(_ fd: CInt) throws -> Int {
+        var value: CInt = 0
+        _ = try valueOrErrno("ioctl(FIONREAD)") { voipd_ioctl_int(fd, voipd_FIONREAD, &value) }
+        return Int(value)
+    }
+
+    /// `shutdown(SHUT_RDWR)`: ends the connection for every holder of the socket.
+    public static func shutdownBoth(_ fd: CInt) throws {
+        _ = try valueOrErrno("shutdown") { Glibc.shutdown(fd, CInt(SHUT_RDWR)) }
+    }
+
+    /// Sets `SO_LINGER {on, 0}` so that the last close resets the connection.
+    public static func setResetOnClose(_ fd: CInt) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
+    /// Sets the send buffer size (`SO_SNDBUF`).
+    public static func setSendBuffer(_ fd: CInt, bytes: CInt) {
+        var value = bytes
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<CInt>.size))
+    }
+}

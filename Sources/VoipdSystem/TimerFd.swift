@@ -1,0 +1,44 @@
+import CVoipd
+import Glibc
+
+/// A timer on the monotonic clock delivered as a readable descriptor
+/// (`timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`).
+public struct TimerFd: ~Copyable {
+    public let descriptor: FileDescriptor
+
+    public init() throws {
+        let fd = try valueOrErrno("timerfd_create") {
+            timerfd_create(CLOCK_MONOTONIC, CInt(TFD_NONBLOCK) | CInt(TFD_CLOEXEC))
+        }
+        descriptor = FileDescriptor(adopting: fd)
+    }
+
+    /// Arms the timer to fire once at `deadline` (`timerfd_settime` with `TFD_TIMER_ABSTIME`).
+    /// A deadline in the past fires at once.
+    public func arm(at deadline: MonotonicInstant) throws {
+        // An all-zero it_value disarms, so the earliest expressible deadline is 1 ns.
+        let ns = max(deadline.nanoseconds, 1)
+        var spec = itimerspec()
+        spec.it_value.tv_sec = Int(ns / 1_000_000_000)
+        spec.it_value.tv_nsec = Int(ns % 1_000_000_000)
+        _ = try valueOrErrno("timerfd_settime") { timerfd_settime(descriptor.rawValue, CInt(TFD_TIMER_ABSTIME), &spec, nil) }
+    }
+
+    /// Disarms the timer.
+    public func disarm() throws {
+        var spec = itimerspec()
+        _ = try valueOrErrno("timerfd_settime") { timerfd_settime(descriptor.rawValue, 0, &spec, nil) }
+    }
+
+    /// Consumes the expiration count; zero when it had not fired (EAGAIN).
+    @discardableResult
+    public func acknowledge() throws -> UInt64 {
+        var count: UInt64 = 0
+        let n = Glibc.read(descriptor.rawValue, &count, 8)
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return 0 }
+            throw Errno.current("read(timerfd)")
+        }
+        return count
+    }
+}
