@@ -20,7 +20,7 @@ let package = Package(
         // Owned descriptors and thin syscall wrappers that throw Errno.
         .target(name: "VoipdSystem", dependencies: ["CVoipd"]),
         // The wire protocol: framing and message bodies (docs/PROTOCOL.md).
-        .target(name: "VoipdProtocol", dependencies: ["VoipdSystem"]),
+        .target(name: "VoipdProtocol", dependencies: ["VoipdSystem", "VoipdLifecycle"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.
         .target(name: "VoipdLifecycle"),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.

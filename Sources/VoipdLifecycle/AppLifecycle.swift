@@ -43,6 +43,8 @@ public struct AppLifecycle: Sendable {
     private var nextTaskID: UInt64 = 1
     private var expectsConnection: Bool
     private var killSent = false
+    /// The daemon is stopping: the app is no longer walked toward its goal (which could stop it).
+    private var shuttingDown = false
     /// A wake (data, keep-alive, relaunch) whose budget is running and that the app has not
     /// acknowledged: an app that cannot acknowledge keeps the whole budget to do its work.
     private var wakeUnhandled = false
@@ -105,6 +107,7 @@ public struct AppLifecycle: Sendable {
         guard !phase.isAlive else { return reject("already running") }
         cancelAllTimers()
         killSent = false
+        shuttingDown = false
         pendingTermination = nil
         relaunchScheduled = false
         launchedAt = now
@@ -124,6 +127,8 @@ public struct AppLifecycle: Sendable {
     }
 
     private mutating func launchFailed(_ message: String) {
+        // The process that runs is not the one that failed to start.
+        guard !phase.isAlive else { return reject("already running") }
         relaunchScheduled = false
         outbox.removeAll()
         let reason = TerminationReason(.launchFailed, message)
@@ -211,6 +216,7 @@ public struct AppLifecycle: Sendable {
             switch end {
             case .exited(let code): reason = TerminationReason(.exited, "exited with status \(code)")
             case .signaled(_, let name): reason = TerminationReason(.crashed, "killed by \(name)")
+            case .unknown: reason = TerminationReason(.exited, "exited (status unknown: not a child of voipd)")
             }
         }
         if let launchedAt, now - launchedAt < timings.relaunchThrottle { quickDeaths += 1 } else { quickDeaths = 0 }
@@ -304,6 +310,7 @@ public struct AppLifecycle: Sendable {
     }
 
     private mutating func shutdown() {
+        shuttingDown = true
         if phase.isStopped {
             emit(.resume)
             setPhase(.background, "voipd is stopping: resumed so that nothing is left stopped")
@@ -328,7 +335,7 @@ public struct AppLifecycle: Sendable {
         case .wakeBudget:
             wakeUnhandled = false
             guard phase == .background, goal == .background, openTasks.isEmpty, pendingTermination == nil,
-                  !policy.runsInBackground else { return }
+                  !policy.runsInBackground, !shuttingDown else { return }
             suspendNow(reason: "wake budget of \(timings.wakeBudget.seconds) s spent")
         case .taskExpirationWarning:
             guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }
@@ -369,7 +376,7 @@ public struct AppLifecycle: Sendable {
                 send(outbox.removeFirst())
                 continue
             }
-            guard pendingTermination == nil, let step = nextStep() else { return }
+            guard pendingTermination == nil, !shuttingDown, let step = nextStep() else { return }
             step(&self)
         }
     }

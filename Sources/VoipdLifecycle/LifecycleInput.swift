@@ -2,6 +2,8 @@
 public enum ProcessEnd: Equatable, Sendable {
     case exited(code: Int32)
     case signaled(signal: Int32, name: String)
+    /// The process is gone but its status cannot be known (it was not voipd's child).
+    case unknown
 }
 
 /// The timers of one app. The lifecycle asks for them by kind; the daemon maps them onto

@@ -35,8 +35,14 @@ public struct FileDescriptor: ~Copyable {
 
     /// A second descriptor for the same open file description (`fcntl(F_DUPFD_CLOEXEC)`).
     public borrowing func duplicate() throws -> FileDescriptor {
-        let fd = try valueOrErrno("fcntl(F_DUPFD_CLOEXEC)") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) }
-        return FileDescriptor(adopting: fd)
+        try FileDescriptor(duplicating: rawValue)
+    }
+
+    /// A new descriptor (close-on-exec) for the open file description behind `raw`, which
+    /// stays with its owner (`fcntl(F_DUPFD_CLOEXEC)`).
+    public init(duplicating raw: CInt) throws {
+        let fd = try valueOrErrno("fcntl(F_DUPFD_CLOEXEC)") { fcntl(raw, F_DUPFD_CLOEXEC, 0) }
+        self.init(adopting: fd)
     }
 
     /// Whether close-on-exec is set (`fcntl(F_GETFD)`).

@@ -1,1 +1,17 @@
-print("todo")
+import Foundation
+import Glibc
+import VoipClient
+import VoipdLifecycle
+import VoipdSystem
+
+// A small app for the integration tests, built on the client library. It reports every
+// event and every byte it reads to the test over `--report PATH` (JSON lines) and takes
+// commands the same way. Options:
+//   --report PATH        the test's report socket (required)
+//   --name NAME          the app's name (default: $VOIPD_APP_NAME)
+//   --no-ack KIND        report events of this kind but never acknowledge them (repeatable)
+//   --no-read            do not read VoIP sockets on its own; only on a "read" command
+//   --socket PATH        voipd's control socket
+
+signal(SIGPIPE, SIG_IGN)
+exit(TestApp(arguments: Array(CommandLine.arguments.dropFirst())).run())

@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// A frame voipd sent on its own initiative (not a reply).
+public enum UnsolicitedMessage {
+    case event(EventMessage)
+    case transition(TransitionRecord)
+}
+
+/// One connection to voipd's control socket: numbered requests, their replies (with any
+/// descriptors), and the events and transitions that arrive in between, kept in order.
+/// Blocking; use it from one thread.
+public final class VoipdConnection {
+    public let descriptor: FileDescriptor
+    public let socketPath: String
+    private let codec = WireCodec()
+    private let decoder = JSONDecoder()
+    private var nextRequestID: UInt64 = 1
+    private var unsolicited: [UnsolicitedMessage] = []
+
+    /// Connects to the control socket (resolved as voipd resolves it when `path` is nil).
+    public init(socketPath path: String? = nil) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let resolved = ControlSocketPath.resolve(explicit: path, environment: environment, isRoot: geteuid() == 0) else {
+            throw VoipdError.unexpected(ControlSocketPath.unresolvedMessage)
+        }
+        socketPath = resolved
+        do {
+            descriptor = try Socket.connectUnix(path: resolved)
+        } catch let error as Errno {
+            throw VoipdError.daemonNotRunning(path: resolved, error)
+        }
+    }
+
+    /// Sends a request and waits for its reply. Descriptors that come with the reply are
+    /// returned in a bag (closed unless taken).
+    public func request<Body: Encodable, Result: Codable & Sendable>(
+        _ type: MessageType, _ makeBody: (UInt64) -> Body, descriptors: [CInt] = [], expecting: Result.Type,
+        timeout: Duration = .seconds(30)
+    ) throws -> (Result, DescriptorBag) {
+        let id = nextRequestID
+        nextRequestID += 1
+        do {
+            try codec.send(type, makeBody(id), on: descriptor.rawValue, descriptors: descriptors)
+        } catch let error as Errno {
+            throw error == .brokenPipe || error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
+        }
+        let deadline = MonotonicInstant.now.nanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
+            + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        while true {
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < deadline else { throw VoipdError.timedOut("the reply to \(type)") }
+            guard let frame = try receiveFrame(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else { continue }
+            guard frame.type == .reply else {
+                try keepUnsolicited(frame)
+                continue
+            }
+            let header = try decode(ReplyHeader.self, frame.body)
+            guard header.id == id else {
+                // A reply to an earlier request that timed out: drop it.
+                frame.descriptors.closeAll()
+                continue
+            }
+            if let error = header.error { throw VoipdError.refused(error) }
+            let reply = try decode(Reply<Result>.self, frame.body)
+            guard let result = reply.result else { throw VoipdError.unexpected("a reply without a result") }
+            return (result, frame.descriptors)
+        }
+    }
+
+    /// Sends a message that has no reply (an acknowledgement).
+    public func post(_ type: MessageType, _ body: some Encodable) throws {
+        do {
+            try codec.send(type, body, on: descriptor.rawValue)
+        } catch let error as Errno {
+            throw error == .brokenPipe || error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
+        }
+    }
+
+    /// The next event or transition: one already received, or one that arrives within the
+    /// timeout (nil: none came; a negative timeout waits forever).
+    public func nextUnsolicited(timeoutMilliseconds: Int32) throws -> UnsolicitedMessage? {
+        if !unsolicited.isEmpty { return unsolicited.removeFirst() }
+        let deadline = timeoutMilliseconds < 0 ? UInt64.max : MonotonicInstant.now.nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        var polledOnce = false
+        while unsolicited.isEmpty {
+            let now = MonotonicInstant.now.nanoseconds
+            // A zero timeout still looks once.
+            guard now < deadline || !polledOnce else { return nil }
+            polledOnce = true
+            let remaining = deadline == UInt64.max ? -1 : Int32(min(deadline > now ? (deadline - now) / 1_000_000 : 0, UInt64(Int32.max)))
+            guard let frame = try receiveFrame(timeoutMilliseconds: remaining) else { continue }
+            guard frame.type != .reply else {
+                frame.descriptors.closeAll()
+                continue
+            }
+            try keepUnsolicited(frame)
+        }
+        return unsolicited.removeFirst()
+    }
+
+    /// Whether an event or transition is already waiting in this process.
+    public var hasBufferedMessages: Bool { !unsolicited.isEmpty }
+
+    private func keepUnsolicited(_ frame: IncomingFrame) throws {
+        frame.descriptors.closeAll()
+        switch frame.type {
+        case .event: unsolicited.append(.event(try decode(EventMessage.self, frame.body)))
+        case .transition: unsolicited.append(.transition(try decode(TransitionRecord.self, frame.body)))
+        default: throw VoipdError.unexpected("a \(frame.type) frame")
+        }
+    }
+
+    /// Waits up to the timeout for a frame; nil when none came.
+    private func receiveFrame(timeoutMilliseconds: Int32) throws -> IncomingFrame? {
+        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, timeoutMilliseconds)
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw VoipdError.system(.current("poll"))
+        }
+        guard ready > 0 else { return nil }
+        do {
+            switch try codec.receive(from: descriptor.rawValue) {
+            case .frame(let frame): return frame
+            case .endOfStream: throw VoipdError.disconnected
+            case .nothing: return nil
+            }
+        } catch let error as ProtocolError {
+            throw VoipdError.unexpected(error.description)
+        } catch let error as Errno {
+            throw error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ body: ArraySlice<UInt8>) throws -> T {
+        do {
+            return try codec.decode(type, from: body)
+        } catch {
+            throw VoipdError.unexpected("\(error)")
+        }
+    }
+}
+
+/// The fields every reply has.
+private struct ReplyHeader: Decodable {
+    var id: UInt64
+    var ok: Bool
+    var error: ProtocolError?
+}

@@ -1,0 +1,70 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Administration of voipd (what `voipctl` does): launch and inspect apps, move them
+/// between states, lock the screen, simulate memory pressure, follow the event stream.
+public final class VoipdControl {
+    public let connection: VoipdConnection
+
+    public init(socketPath: String? = nil) throws {
+        connection = try VoipdConnection(socketPath: socketPath)
+    }
+
+    /// Launches a program under supervision. `output` (borrowed) receives its standard
+    /// output and error.
+    public func launch(_ arguments: [String], name: String? = nil, environment: [String] = [], workingDirectory: String? = nil,
+                       background: Bool = false, waitForConnection: Bool = false, speaksProtocol: Bool = true,
+                       exitsOnSuspend: Bool = false, relaunchOnData: Bool = true, output: CInt? = nil,
+                       timeout: Duration = .seconds(30)) throws -> AppStatus {
+        let (result, _) = try connection.request(.launch, {
+            LaunchRequest(id: $0, name: name, arguments: arguments, environment: environment.isEmpty ? nil : environment,
+                          workingDirectory: workingDirectory, background: background, waitForConnection: waitForConnection,
+                          speaksProtocol: speaksProtocol, exitsOnSuspend: exitsOnSuspend, relaunchOnData: relaunchOnData)
+        }, descriptors: output.map { [$0] } ?? [], expecting: AppResult.self, timeout: timeout)
+        return result.app
+    }
+
+    public func status(_ name: String? = nil) throws -> [AppStatus] {
+        try connection.request(.status, { AppQueryRequest(id: $0, name: name) }, expecting: StatusResult.self).0.apps
+    }
+
+    /// One app's status (throws `noSuchApp` if there is none).
+    public func app(_ name: String) throws -> AppStatus {
+        guard let app = try status(name).first else { throw VoipdError.unexpected("empty status") }
+        return app
+    }
+
+    public func sockets(_ name: String? = nil) throws -> [HeldSocketStatus] {
+        try connection.request(.sockets, { AppQueryRequest(id: $0, name: name) }, expecting: SocketsResult.self).0.sockets
+    }
+
+    @discardableResult
+    public func command(_ verb: AppVerb, _ name: String) throws -> AppStatus {
+        try connection.request(.appCommand, { AppCommandRequest(id: $0, verb: verb, name: name) }, expecting: AppResult.self).0.app
+    }
+
+    @discardableResult
+    public func system(_ verb: SystemVerb, level: MemoryPressureLevel? = nil, count: Int? = nil) throws -> [String] {
+        try connection.request(.systemCommand, { SystemCommandRequest(id: $0, verb: verb, level: level, count: count) },
+                               expecting: SystemCommandResult.self).0.apps
+    }
+
+    /// The recent transitions; with `follow`, later ones arrive through ``nextTransition(timeoutMilliseconds:)``.
+    public func events(_ name: String? = nil, follow: Bool = false) throws -> [TransitionRecord] {
+        try connection.request(.events, { EventsRequest(id: $0, name: name, follow: follow) }, expecting: EventsResult.self).0.transitions
+    }
+
+    /// The next transition of the followed stream, within the timeout (negative: forever).
+    public func nextTransition(timeoutMilliseconds: Int32) throws -> TransitionRecord? {
+        while let message = try connection.nextUnsolicited(timeoutMilliseconds: timeoutMilliseconds) {
+            if case .transition(let record) = message { return record }
+        }
+        return nil
+    }
+
+    public func stats() throws -> String {
+        try connection.request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
+    }
+}

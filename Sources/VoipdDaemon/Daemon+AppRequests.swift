@@ -1,0 +1,173 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Requests an app makes for itself: identify, register and retrieve its VoIP sockets,
+/// acknowledge events, background tasks and keep-alive.
+extension Daemon {
+    /// Names of apps and sockets: short, printable, no path separators.
+    static func validateName(_ name: String, what: String) throws(ProtocolError) {
+        let allowed = name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d || c == 0x5f || c == 0x2e || c == 0x40
+        }
+        guard !name.isEmpty, name.utf8.count <= 64, allowed, name != ".", name != ".." else {
+            throw ProtocolError(.invalidName, "\(what) name \"\(name)\" must be 1–64 characters of A–Z a–z 0–9 . _ - @")
+        }
+    }
+
+    /// The app a connection identified as; a request that needs one without it is refused.
+    func identifiedApp(_ client: ClientConnection) throws(ProtocolError) -> AppRecord {
+        guard let name = client.appName, let app = apps[name] else {
+            throw ProtocolError(.notIdentified, "send hello with the app's name first")
+        }
+        return app
+    }
+
+    func hello(_ request: HelloRequest, from client: ClientConnection) throws {
+        guard client.appName == nil else { throw ProtocolError(.alreadyIdentified, "this connection is already \(client.appName!)") }
+        try Self.validateName(request.name, what: "app")
+        let peer = client.credentials
+        let app: AppRecord
+        if let existing = apps[request.name] {
+            guard peer.uid == 0 || peer.uid == existing.uid else {
+                throw ProtocolError(.permissionDenied, "app \(request.name) belongs to uid \(existing.uid)")
+            }
+            if let other = existing.client, clients[other] != nil {
+                throw ProtocolError(.nameInUse, "app \(request.name) is already connected (pid \(clients[other]!.credentials.pid))")
+            }
+            if let process = existing.process {
+                // Launched by voipd: only that process (or one it started) may be the app.
+                guard ProcFS.isDescendant(peer.pid, of: process.pid) else {
+                    throw ProtocolError(.nameInUse, "app \(request.name) is running as pid \(process.pid), not \(peer.pid)")
+                }
+            } else {
+                try adopt(peer.pid, as: existing)
+            }
+            app = existing
+        } else {
+            app = AppRecord(name: request.name, uid: peer.uid, lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
+            apps[app.name] = app
+            try adopt(peer.pid, as: app)
+        }
+        client.appName = app.name
+        app.client = client.id
+        // The held sockets go back first, in the reply; the events the lifecycle queued
+        // while the app was away (a relaunch's voipSocketReadable) come after it.
+        let held = registry.sockets(of: app.name)
+        let copies = DescriptorBag(adopting: held.compactMap { try? FileDescriptor(duplicating: $0.descriptor.rawValue).release() })
+        let names = held.map(\.name)
+        reply(request.id, HelloResult(app: status(of: app), sockets: names), to: client,
+              descriptors: (0..<copies.count).compactMap { copies.peek($0) })
+        copies.closeAll()
+        log.info("\(app.name): connected (pid \(peer.pid), uid \(peer.uid)); \(names.count) held sockets handed back")
+        feed(app, .connected)
+        finishLaunchWaiters(app)
+    }
+
+    /// Takes a process voipd did not start as the app's process (tracked by pidfd).
+    private func adopt(_ pid: pid_t, as app: AppRecord) throws {
+        let pidfd: PidFd
+        do {
+            pidfd = try PidFd(pid: pid)
+        } catch {
+            throw ProtocolError(.internalError, "cannot track pid \(pid): \(error)")
+        }
+        let process = AppProcess(pidfd: pidfd, isChild: ProcFS.parent(of: pid) == getpid())
+        try watch(process, of: app)
+        app.process = process
+        appsByPID[pid] = app.name
+        feed(app, .launched(inBackground: false, reason: "connected (pid \(pid))"))
+    }
+
+    func registerSocket(_ request: SocketNameRequest, descriptors: DescriptorBag, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        try Self.validateName(request.name, what: "socket")
+        guard let raw = descriptors.peek(0) else { throw ProtocolError(.badRequest, "registerSocket needs one descriptor") }
+        let kind: SocketKind
+        do {
+            guard let found = try Socket.kind(of: raw) else {
+                throw ProtocolError(.notASocket, "the descriptor for \(request.name) is not a socket")
+            }
+            kind = found
+        } catch let error as Errno {
+            throw ProtocolError(.notASocket, "cannot inspect the descriptor for \(request.name): \(error)")
+        }
+        guard !kind.isListening else {
+            throw ProtocolError(.listeningSocket, "\(request.name) is a listening socket; only a connected data socket can be a VoIP socket")
+        }
+        guard kind.isConnected else {
+            throw ProtocolError(.notConnected, "\(request.name) (\(kind.name)) is not connected; only a connected data socket can be a VoIP socket")
+        }
+        guard registry.socket(app: app.name, name: request.name) == nil else {
+            throw ProtocolError(.duplicateName, "\(app.name) already has a VoIP socket named \(request.name)")
+        }
+        guard registry.count(of: app.name) < configuration.socketQuota else {
+            throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(configuration.socketQuota) VoIP sockets (the quota)")
+        }
+        let held = try hold(descriptors.take(0)!, app: app, name: request.name, kind: kind.name, origin: .registered)
+        log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind))")
+        reply(request.id, SocketResult(socket: socketStatus(held)), to: client)
+    }
+
+    func unregisterSocket(_ request: SocketNameRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        guard let held = registry.socket(app: app.name, name: request.name) else {
+            throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
+        }
+        let status = socketStatus(held)
+        release(held)
+        log.info("\(app.name): released VoIP socket \(request.name)")
+        reply(request.id, SocketResult(socket: status), to: client)
+    }
+
+    func retrieveSocket(_ request: SocketNameRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        guard let held = registry.socket(app: app.name, name: request.name) else {
+            throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
+        }
+        let copy = try FileDescriptor(duplicating: held.descriptor.rawValue)
+        reply(request.id, SocketResult(socket: socketStatus(held)), to: client, descriptors: [copy.rawValue])
+        _ = consume copy
+    }
+
+    func acknowledge(_ message: AcknowledgeMessage, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        feed(app, .acknowledged(eventID: message.event))
+    }
+
+    func beginBackgroundTask(_ request: BeginBackgroundTaskRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        var task: UInt64 = 0
+        for case .backgroundTaskBegan(let id) in feed(app, .beginBackgroundTask(name: request.name)) { task = id }
+        log.info("\(app.name): background task \(request.name) \(task == 0 ? "refused: budget spent" : "began as \(task)")")
+        reply(request.id, BackgroundTaskResult(task: task), to: client)
+    }
+
+    func endBackgroundTask(_ request: EndBackgroundTaskRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        try replyAfter(feed(app, .endBackgroundTask(id: request.task)), request.id, to: client)
+    }
+
+    func setKeepAlive(_ request: SetKeepAliveRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        let interval = request.seconds.map { Duration.seconds($0) * configuration.timeScale }
+        try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client)
+    }
+
+    /// Replies ok, or with the lifecycle's refusal.
+    func replyAfter(_ actions: [LifecycleAction], _ id: UInt64, to client: ClientConnection) throws {
+        for case .rejected(let reason) in actions { throw ProtocolError(.invalidState, reason) }
+        reply(id, EmptyResult(), to: client)
+    }
+
+    /// Sends a lifecycle event to the app's connection.
+    func deliver(_ event: AppEvent, to app: AppRecord) {
+        guard let id = app.client, let client = clients[id] else { return }
+        if event.kind == .voipSocketReadable || event.kind == .keepAlive { metrics.wakes += 1 }
+        let message = EventMessage(event: event.id, kind: event.kind, socket: event.socket?.name,
+                                   bytesAvailable: event.socket?.bytesAvailable, peerClosed: event.socket?.peerClosed,
+                                   state: app.lifecycle.state, reason: event.reason)
+        send(.event, message, to: client)
+    }
+}

@@ -1,0 +1,178 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+extension Daemon {
+    func acceptClients() {
+        while true {
+            let accepted: FileDescriptor?
+            do {
+                accepted = try Socket.accept(listener)
+            } catch {
+                // EMFILE and friends: keep serving those already connected.
+                return log.warning("accept: \(error)")
+            }
+            guard let fd = accepted else { return }
+            let credentials: PeerCredentials
+            do {
+                credentials = try Socket.peerCredentials(fd.rawValue)
+            } catch {
+                log.warning("dropping a connection without peer credentials: \(error)")
+                continue
+            }
+            let client = ClientConnection(id: nextClientID, descriptor: fd, credentials: credentials)
+            nextClientID += 1
+            do {
+                client.token = try loop.register(client.descriptor.rawValue, [.readable], .client(client.id))
+            } catch {
+                log.warning("cannot watch a new connection: \(error)")
+                continue
+            }
+            clients[client.id] = client
+            log.debug("client \(client.id) connected: pid \(credentials.pid) uid \(credentials.uid)")
+        }
+    }
+
+    func serviceClient(_ client: ClientConnection, _ events: EpollEvents) {
+        if events.contains(.writable) { flush(client) }
+        guard events.contains(.readable) || events.contains(.hangup) || events.contains(.error) else { return }
+        // A bounded batch per wake-up, so one busy client cannot starve the others.
+        for _ in 0..<32 {
+            guard clients[client.id] != nil, !client.closing else { return }
+            let received: Received
+            do {
+                received = try codec.receive(from: client.descriptor.rawValue)
+            } catch let error as ProtocolError {
+                metrics.protocolErrors += 1
+                log.info("client \(client.id) (pid \(client.credentials.pid)): \(error)")
+                sendError(error, request: 0, to: client)
+                return closeClient(client)
+            } catch {
+                log.info("client \(client.id): \(error)")
+                return closeClient(client)
+            }
+            switch received {
+            case .nothing: return
+            case .endOfStream: return closeClient(client)
+            case .frame(let frame): handleFrame(frame, from: client)
+            }
+        }
+    }
+
+    private func handleFrame(_ frame: IncomingFrame, from client: ClientConnection) {
+        let requestID = (try? codec.decode(RequestID.self, from: frame.body))?.id ?? 0
+        defer { frame.descriptors.closeAll() }
+        do {
+            guard frame.type.isRequest else {
+                throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
+            }
+            guard frame.descriptors.count <= frame.type.maximumDescriptorsFromClient else {
+                throw ProtocolError(.tooManyDescriptors, "\(frame.type) carries at most \(frame.type.maximumDescriptorsFromClient) descriptors, \(frame.descriptors.count) arrived; all were closed")
+            }
+            guard frame.descriptors.count >= frame.type.minimumDescriptorsFromClient else {
+                throw ProtocolError(.badRequest, "\(frame.type) must carry \(frame.type.minimumDescriptorsFromClient) descriptor, none arrived")
+            }
+            try handleRequest(frame, id: requestID, from: client)
+        } catch let error as ProtocolError {
+            metrics.protocolErrors += 1
+            log.info("client \(client.id) (pid \(client.credentials.pid)): \(frame.type) refused: \(error)")
+            sendError(error, request: requestID, to: client)
+            if error.closesConnection { closeClient(client) }
+        } catch {
+            sendError(ProtocolError(.internalError, "\(error)"), request: requestID, to: client)
+        }
+    }
+
+    private func handleRequest(_ frame: IncomingFrame, id: UInt64, from client: ClientConnection) throws {
+        switch frame.type {
+        case .hello: try hello(codec.decode(HelloRequest.self, from: frame.body), from: client)
+        case .registerSocket: try registerSocket(codec.decode(SocketNameRequest.self, from: frame.body), descriptors: frame.descriptors, from: client)
+        case .unregisterSocket: try unregisterSocket(codec.decode(SocketNameRequest.self, from: frame.body), from: client)
+        case .retrieveSocket: try retrieveSocket(codec.decode(SocketNameRequest.self, from: frame.body), from: client)
+        case .acknowledge: try acknowledge(codec.decode(AcknowledgeMessage.self, from: frame.body), from: client)
+        case .beginBackgroundTask: try beginBackgroundTask(codec.decode(BeginBackgroundTaskRequest.self, from: frame.body), from: client)
+        case .endBackgroundTask: try endBackgroundTask(codec.decode(EndBackgroundTaskRequest.self, from: frame.body), from: client)
+        case .setKeepAliveTimeout: try setKeepAlive(codec.decode(SetKeepAliveRequest.self, from: frame.body), from: client)
+        case .launch: try launch(codec.decode(LaunchRequest.self, from: frame.body), descriptors: frame.descriptors, from: client)
+        case .status: try status(codec.decode(AppQueryRequest.self, from: frame.body), from: client)
+        case .sockets: try sockets(codec.decode(AppQueryRequest.self, from: frame.body), from: client)
+        case .appCommand: try appCommand(codec.decode(AppCommandRequest.self, from: frame.body), from: client)
+        case .systemCommand: try systemCommand(codec.decode(SystemCommandRequest.self, from: frame.body), from: client)
+        case .events: try eventsRequest(codec.decode(EventsRequest.self, from: frame.body), from: client)
+        case .stats: reply(id, StatsResult(prometheus: prometheusText()), to: client)
+        case .reply, .event, .transition:
+            throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
+        }
+    }
+
+    // MARK: - Sending
+
+    func reply<R: Codable & Sendable>(_ id: UInt64, _ result: R, to client: ClientConnection, descriptors: [CInt] = []) {
+        send(.reply, Reply(id: id, result: result), to: client, descriptors: descriptors)
+    }
+
+    func sendError(_ error: ProtocolError, request: UInt64, to client: ClientConnection) {
+        send(.reply, Reply<EmptyResult>(id: request, error: error), to: client)
+    }
+
+    /// Sends a frame; what the kernel cannot take now waits in the client's queue, with
+    /// duplicates of its descriptors, until the socket is writable.
+    func send(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, descriptors: [CInt] = []) {
+        guard !client.closing else { return }
+        let packet: [UInt8]
+        do {
+            packet = try codec.packet(type, body, descriptorCount: descriptors.count)
+        } catch {
+            return log.error("cannot encode \(type) for client \(client.id): \(error)")
+        }
+        if client.outbound.isEmpty {
+            do {
+                try Socket.send(client.descriptor.rawValue, bytes: packet, descriptors: descriptors)
+                return
+            } catch let error as Errno where error.rawValue == EAGAIN {
+                // Queued below.
+            } catch {
+                log.debug("client \(client.id): send failed: \(error)")
+                return closeClient(client)
+            }
+        }
+        guard client.outbound.count < 4096 else {
+            log.warning("client \(client.id) (pid \(client.credentials.pid)) is not reading; disconnecting it")
+            return closeClient(client)
+        }
+        let copies = descriptors.compactMap { try? FileDescriptor(duplicating: $0).release() }
+        client.outbound.append((packet, DescriptorBag(adopting: copies)))
+        try? loop.modify(client.descriptor.rawValue, [.readable, .writable], token: client.token)
+    }
+
+    func flush(_ client: ClientConnection) {
+        while let (packet, bag) = client.outbound.first {
+            let fds = (0..<bag.count).compactMap { bag.peek($0) }
+            do {
+                try Socket.send(client.descriptor.rawValue, bytes: packet, descriptors: fds)
+            } catch let error as Errno where error.rawValue == EAGAIN {
+                return
+            } catch {
+                return closeClient(client)
+            }
+            client.outbound.removeFirst()
+        }
+        try? loop.modify(client.descriptor.rawValue, [.readable], token: client.token)
+    }
+
+    /// Closes a connection: its app, if any, is told the lifecycle it has no connection.
+    func closeClient(_ client: ClientConnection) {
+        guard clients.removeValue(forKey: client.id) != nil else { return }
+        client.closing = true
+        client.outbound.removeAll()
+        loop.deregister(client.descriptor.rawValue, token: client.token)
+        log.debug("client \(client.id) disconnected")
+        if let name = client.appName, let app = apps[name], app.client == client.id {
+            app.client = nil
+            feedLater(app, .disconnected)
+        }
+        for app in apps.values { app.launchWaiters.removeAll { $0.client == client.id } }
+        // The descriptor is closed when the last reference to the connection goes (now).
+    }
+}

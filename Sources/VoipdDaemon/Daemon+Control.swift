@@ -1,0 +1,126 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Requests from controllers (voipctl): inspect apps, move them between states, and act on
+/// the whole system.
+extension Daemon {
+    /// The app named in a request, if the caller may act on it: root or the app's own uid.
+    func authorizedApp(_ name: String, for client: ClientConnection) throws(ProtocolError) -> AppRecord {
+        guard let app = apps[name] else { throw ProtocolError(.noSuchApp, "no app named \(name)") }
+        let uid = client.credentials.uid
+        guard uid == 0 || uid == app.uid else {
+            throw ProtocolError(.permissionDenied, "app \(name) belongs to uid \(app.uid); uid \(uid) may not act on it")
+        }
+        return app
+    }
+
+    func status(of app: AppRecord) -> AppStatus {
+        let lifecycle = app.lifecycle
+        return AppStatus(
+            name: app.name, pid: app.process.map { Int32($0.pid) }, state: lifecycle.state,
+            voipSockets: registry.count(of: app.name), wakes: lifecycle.wakeCount, connected: app.client != nil,
+            uid: app.uid, launchedByVoipd: app.launch != nil, terminationReason: lifecycle.terminationReason,
+            backgroundTasks: lifecycle.openTasks.count, keepAliveSeconds: lifecycle.keepAliveInterval.map { $0.seconds / configuration.timeScale },
+            launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
+            residentBytes: app.process.flatMap { ProcFS.residentBytes(of: $0.pid) }, since: app.since,
+            arguments: app.launch?.arguments)
+    }
+
+    func status(_ request: AppQueryRequest, from client: ClientConnection) throws {
+        if let name = request.name {
+            return reply(request.id, StatusResult(apps: [status(of: try authorizedApp(name, for: client))]), to: client)
+        }
+        let visible = apps.values.filter { client.credentials.uid == 0 || $0.uid == client.credentials.uid }
+        reply(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
+    }
+
+    func sockets(_ request: AppQueryRequest, from client: ClientConnection) throws {
+        let held: [HeldSocket]
+        if let name = request.name {
+            held = registry.sockets(of: try authorizedApp(name, for: client).name)
+        } else {
+            held = registry.all.filter { socket in client.credentials.uid == 0 || apps[socket.app]?.uid == client.credentials.uid }
+        }
+        reply(request.id, SocketsResult(sockets: held.map(socketStatus)), to: client)
+    }
+
+    func appCommand(_ request: AppCommandRequest, from client: ClientConnection) throws {
+        let app = try authorizedApp(request.name, for: client)
+        let input: LifecycleInput
+        switch request.verb {
+        case .background: input = .backgroundRequested
+        case .foreground: input = .foregroundRequested
+        case .interrupt: input = .interruptionBegan
+        case .interruptEnd: input = .interruptionEnded
+        case .terminate: input = .terminateRequested
+        case .kill: input = .killRequested
+        case .reclaim: input = .reclaimRequested
+        case .forget: return try forget(app, request: request.id, client: client)
+        }
+        log.info("\(app.name): \(request.verb.rawValue) requested by pid \(client.credentials.pid)")
+        try replyAfter(feed(app, input), request.id, to: client, result: AppResult(app: status(of: app)))
+    }
+
+    /// Drops a dead app's record and every socket held for it.
+    private func forget(_ app: AppRecord, request: UInt64, client: ClientConnection) throws {
+        guard !app.lifecycle.phase.isAlive else {
+            throw ProtocolError(.invalidState, "\(app.name) is running; terminate it first")
+        }
+        let final = status(of: app)
+        for held in registry.sockets(of: app.name) { release(held) }
+        for kind in LifecycleTimer.allCases { timers.cancel(.app(app.name, kind)) }
+        apps[app.name] = nil
+        log.info("\(app.name): forgotten; its held sockets are closed")
+        reply(request, AppResult(app: final), to: client)
+    }
+
+    func systemCommand(_ request: SystemCommandRequest, from client: ClientConnection) throws {
+        // These act on every app: only root, or the uid voipd runs as.
+        guard client.credentials.uid == 0 || client.credentials.uid == geteuid() else {
+            throw ProtocolError(.permissionDenied, "\(request.verb.rawValue) acts on every app; only root or uid \(geteuid()) may ask")
+        }
+        let affected: [String]
+        switch request.verb {
+        case .lock:
+            locked = true
+            log.notice("screen locked by pid \(client.credentials.pid)")
+            affected = apps.values.filter { $0.lifecycle.phase == .suspended }.map(\.name).sorted()
+            for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .screenLocked) }
+        case .unlock:
+            locked = false
+            log.notice("screen unlocked by pid \(client.credentials.pid)")
+            for app in apps.values { feed(app, .screenUnlocked) }
+            affected = []
+        case .memoryPressure:
+            affected = relieveMemoryPressure(level: request.level ?? .warning, count: max(request.count ?? 1, 0),
+                                             cause: "requested by pid \(client.credentials.pid)")
+        }
+        reply(request.id, SystemCommandResult(apps: affected), to: client)
+    }
+
+    func eventsRequest(_ request: EventsRequest, from client: ClientConnection) throws {
+        if let name = request.name { _ = try authorizedApp(name, for: client) }
+        let visible = events.records.filter { record in
+            (request.name == nil || record.app == request.name)
+                && (client.credentials.uid == 0 || apps[record.app].map { $0.uid == client.credentials.uid } ?? false)
+        }
+        if request.follow ?? false { client.following = request.name ?? "" }
+        reply(request.id, EventsResult(transitions: visible), to: client)
+    }
+
+    /// Sends a transition to every client following the event stream.
+    func broadcast(_ record: TransitionRecord) {
+        for client in clients.values {
+            guard let filter = client.following, filter.isEmpty || filter == record.app else { continue }
+            guard client.credentials.uid == 0 || apps[record.app]?.uid == client.credentials.uid else { continue }
+            send(.transition, record, to: client)
+        }
+    }
+
+    func replyAfter<R: Codable & Sendable>(_ actions: [LifecycleAction], _ id: UInt64, to client: ClientConnection, result: R) throws {
+        for case .rejected(let reason) in actions { throw ProtocolError(.invalidState, reason) }
+        reply(id, result, to: client)
+    }
+}

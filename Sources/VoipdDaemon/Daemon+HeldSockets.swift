@@ -1,0 +1,68 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// The held VoIP sockets: taking them in, watching them, the wake path, letting them go.
+extension Daemon {
+    /// Holds a socket for an app. It joins the epoll set edge-triggered and stays there
+    /// until released: an arrival is reported once, whether the app is running or not.
+    @discardableResult
+    func hold(_ descriptor: consuming FileDescriptor, app: AppRecord, name: String, kind: String, origin: HeldSocketOrigin) throws -> HeldSocket {
+        let held = HeldSocket(id: registry.makeID(), app: app.name, name: name, descriptor: descriptor, kind: kind,
+                              origin: origin, registeredAt: wallClockSeconds())
+        do {
+            held.token = try loop.register(held.descriptor.rawValue, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
+        } catch {
+            throw ProtocolError(.internalError, "cannot watch \(name): \(error)")
+        }
+        registry.insert(held)
+        // Whatever is already waiting counts as new: the app may be about to sleep.
+        held.arrivedSinceReport = true
+        // The lifecycle says whether to watch it (only for an app that is not running).
+        feed(app, .heldSocketsChanged(registry.count(of: app.name)))
+        return held
+    }
+
+    /// Lets a socket go: out of the epoll set and closed.
+    func release(_ held: HeldSocket) {
+        registry.remove(app: held.app, name: held.name)
+        loop.deregister(held.descriptor.rawValue, token: held.token)
+        if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.name))) }
+    }
+
+    /// The app goes to sleep (or died): arrivals should wake it. Anything that arrived
+    /// since it was last told, and is still unread, wakes it now: nothing is lost between
+    /// its acknowledgement and the stop.
+    func arm(_ app: AppRecord) {
+        for held in registry.sockets(of: app.name) {
+            held.armed = true
+            if let readiness = held.pendingReadiness() {
+                held.markReported(readiness)
+                feedLater(app, .socketReady(readiness))
+            } else if (try? Socket.bytesAvailable(held.descriptor.rawValue)) == 0 {
+                held.arrivedSinceReport = false
+            }
+        }
+    }
+
+    func disarm(_ app: AppRecord) {
+        for held in registry.sockets(of: app.name) { held.armed = false }
+    }
+
+    /// The wake path: data or a hang-up on a held socket.
+    func heldSocketEvent(_ held: HeldSocket, _ events: EpollEvents) {
+        held.arrivedSinceReport = true
+        if !events.intersection([.readHangup, .hangup, .error]).isEmpty { held.peerClosed = true }
+        guard held.armed, let app = apps[held.app] else { return }
+        guard let readiness = held.pendingReadiness() else { return }
+        held.markReported(readiness)
+        feed(app, .socketReady(readiness))
+    }
+
+    func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
+        HeldSocketStatus(app: held.app, name: held.name, kind: held.kind,
+                         bytesAvailable: (try? Socket.bytesAvailable(held.descriptor.rawValue)) ?? 0,
+                         peerClosed: held.peerClosed, watching: held.armed, registeredAt: held.registeredAt)
+    }
+}

@@ -1,0 +1,161 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Starting apps, and learning when they stop or end.
+extension Daemon {
+    func launch(_ request: LaunchRequest, descriptors: DescriptorBag, from client: ClientConnection) throws {
+        guard let program = request.arguments.first, !program.isEmpty else {
+            throw ProtocolError(.badRequest, "launch needs a command")
+        }
+        let name = request.name ?? String(program.split(separator: "/").last ?? Substring(program))
+        try Self.validateName(name, what: "app")
+        let caller = client.credentials
+        // A root daemon starts programs as root; it will not do that for someone else.
+        guard caller.uid == geteuid() || caller.uid == 0 else {
+            throw ProtocolError(.permissionDenied, "voipd runs as uid \(geteuid()) and will not start programs for uid \(caller.uid)")
+        }
+        if let existing = apps[name] {
+            guard caller.uid == 0 || caller.uid == existing.uid else {
+                throw ProtocolError(.permissionDenied, "app \(name) belongs to uid \(existing.uid)")
+            }
+            guard !existing.lifecycle.phase.isAlive else {
+                throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(existing.process?.pid ?? 0))")
+            }
+        }
+        // One descriptor serves for both output and error; two are output, then error.
+        let outputRaw = descriptors.count > 0 ? descriptors.peek(0) : nil
+        let errorRaw = descriptors.count > 1 ? descriptors.peek(1) : outputRaw
+        let output = try outputRaw.map { try FileDescriptor(duplicating: $0).release() }
+        let errorFD = try errorRaw.map { try FileDescriptor(duplicating: $0).release() }
+        let specification = LaunchSpecification(arguments: request.arguments, environment: request.environment ?? [],
+                                                workingDirectory: request.workingDirectory, adoptingOutput: output, error: errorFD)
+        let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
+                               relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
+                               speaksProtocol: request.speaksProtocol ?? true)
+        let app: AppRecord
+        if let existing = apps[name] {
+            app = existing
+            app.lifecycle.policy = policy
+        } else {
+            app = AppRecord(name: name, uid: caller.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: policy),
+                            since: wallClockSeconds())
+            apps[name] = app
+        }
+        app.launch = specification
+        try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
+        if request.waitForConnection ?? false, app.client == nil, app.lifecycle.phase.isAlive {
+            app.launchWaiters.append((client.id, request.id))
+        } else {
+            reply(request.id, AppResult(app: status(of: app)), to: client)
+        }
+    }
+
+    /// Starts an app's process from its launch specification and tells the lifecycle.
+    func start(_ app: AppRecord, inBackground: Bool, reason: String) throws {
+        guard let specification = app.launch else {
+            throw ProtocolError(.launchFailed, "voipd does not know how to start \(app.name)")
+        }
+        var environment = currentEnvironment().filter {
+            !$0.hasPrefix(LaunchEnvironment.socket + "=") && !$0.hasPrefix(LaunchEnvironment.appName + "=") && !$0.hasPrefix("LISTEN_")
+                && !$0.hasPrefix("NOTIFY_SOCKET=") && !$0.hasPrefix("WATCHDOG_")
+        }
+        environment += specification.environment
+        environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
+        let request = SpawnRequest(arguments: specification.arguments, environment: environment,
+                                   workingDirectory: specification.workingDirectory,
+                                   standardOutput: specification.standardOutput,
+                                   standardError: specification.standardError)
+        let process: AppProcess
+        do {
+            let pid = try spawnProcess(request)
+            process = AppProcess(pidfd: try PidFd(pid: pid), isChild: true)
+            try watch(process, of: app)
+        } catch {
+            feed(app, .launchFailed("\(error)"))
+            throw ProtocolError(.launchFailed, "cannot start \(specification.arguments[0]): \(error)")
+        }
+        app.process = process
+        appsByPID[process.pid] = app.name
+        log.info("\(app.name): started pid \(process.pid): \(specification.arguments.joined(separator: " "))")
+        feed(app, .launched(inBackground: inBackground, reason: reason))
+    }
+
+    /// The lifecycle asked for a relaunch (data arrived for a dead app, or foreground).
+    func relaunch(_ app: AppRecord, inBackground: Bool, reason: String) {
+        // Started once the current actions are done, so the lifecycle is not re-entered.
+        deferredStarts.append((app.name, inBackground, reason))
+    }
+
+    func performDeferredStart() {
+        let (name, inBackground, reason) = deferredStarts.removeFirst()
+        guard let app = apps[name], !app.lifecycle.phase.isAlive else { return }
+        metrics.relaunches += 1
+        do {
+            try start(app, inBackground: inBackground, reason: reason)
+        } catch {
+            log.warning("\(name): relaunch failed: \(error)")
+        }
+    }
+
+    /// Puts a process's pidfd in the epoll set: it becomes readable when the process ends.
+    func watch(_ process: AppProcess, of app: AppRecord) throws {
+        process.token = try loop.register(process.pidfd.descriptor.rawValue, .readable, .process(app.name))
+    }
+
+    /// The pidfd is readable: the process ended. Reap it (if it is voipd's child) and tell
+    /// the lifecycle.
+    func processEvent(_ app: AppRecord) {
+        guard let process = app.process else { return }
+        let end: ProcessEnd
+        if process.isChild {
+            switch try? process.pidfd.reapIfExited() {
+            case .exited(let code)?: end = .exited(code: code)
+            case .killed(let signal, _)?: end = .signaled(signal: signal, name: signalName(signal))
+            case nil, .stopped?, .continued?:
+                // Readable only on exit; a spurious wake-up is ignored.
+                guard ProcFS.state(of: process.pid) == nil || ProcFS.state(of: process.pid) == "Z" else { return }
+                end = .unknown
+            }
+        } else {
+            end = .unknown
+        }
+        loop.deregister(process.pidfd.descriptor.rawValue, token: process.token)
+        timers.cancel(.stopCheck(app.name))
+        app.process = nil
+        appsByPID[process.pid] = nil
+        log.info("\(app.name): pid \(process.pid) ended: \(end)")
+        feed(app, .processExited(end))
+        if let id = app.client, let client = clients[id] {
+            // The connection belonged to the dead process.
+            closeClient(client)
+        }
+    }
+
+    /// SIGCHLD: collect stop reports of voipd's children, and confirm the stops the
+    /// lifecycle is waiting for (checked in /proc: a report can be older than a SIGCONT).
+    func childStateChanged() {
+        for (pid, status) in drainChildStopReports() {
+            guard case .stopped = status else { continue }
+            guard let name = appsByPID[pid], let app = apps[name] else { continue }
+            checkStop(app)
+        }
+    }
+
+    /// Replies to `launch --wait` requests once the app has connected or ended.
+    func finishLaunchWaiters(_ app: AppRecord) {
+        guard !app.launchWaiters.isEmpty, app.client != nil || !app.lifecycle.phase.isAlive else { return }
+        let waiters = app.launchWaiters
+        app.launchWaiters.removeAll()
+        for (id, request) in waiters {
+            guard let client = clients[id] else { continue }
+            if app.lifecycle.phase.isAlive {
+                reply(request, AppResult(app: status(of: app)), to: client)
+            } else {
+                sendError(ProtocolError(.launchFailed, "\(app.name) ended before connecting: \(app.lifecycle.terminationReason?.description ?? "unknown")"),
+                          request: request, to: client)
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import Glibc
+import VoipdLifecycle
+import VoipdSystem
+
+extension Daemon {
+    /// Leaves nothing stopped: every suspended app is resumed (it stays in the background
+    /// and reconnects to the next voipd), then the control socket is removed.
+    func shutDown() {
+        for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
+        for client in Array(clients.values) { closeClient(client) }
+        unlink(configuration.socketPath)
+        log.notice("voipd stopped: \(apps.values.filter { $0.lifecycle.phase.isAlive }.count) apps left running, \(registry.count) held sockets closed")
+    }
+}

@@ -1,0 +1,263 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Keys of the daemon's timers, all served by one timerfd.
+enum DaemonTimer: Hashable, Sendable {
+    /// A lifecycle timer of one app.
+    case app(String, LifecycleTimer)
+    /// Look at /proc for a stop no SIGCHLD will confirm (the app is not voipd's child).
+    case stopCheck(String)
+}
+
+/// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
+/// apps' lifecycle state machines decide; it decides nothing about lifecycles itself.
+public final class Daemon {
+    let configuration: DaemonConfiguration
+    let log: Logger
+    let loop: EventLoop
+    let codec = WireCodec()
+    let listener: FileDescriptor
+    let signals: SignalFd
+    let timer: TimerFd
+    var timers = TimerSchedule<DaemonTimer>()
+    /// The deadline the timerfd is armed for, to skip re-arming it for nothing.
+    var armedDeadline: Duration?
+    let suspender: Suspender = SignalSuspender()
+    let registry = HeldSocketRegistry()
+    var apps: [String: AppRecord] = [:]
+    var clients: [UInt64: ClientConnection] = [:]
+    var nextClientID: UInt64 = 1
+    var events: EventLog
+    var metrics = Metrics()
+    var locked = false
+    var memoryPressure: FileDescriptor?
+    var running = true
+    /// Inputs raised while performing actions, fed once the current batch is done, so the
+    /// state machine is never re-entered.
+    var deferredInputs: [(app: String, input: LifecycleInput)] = []
+    /// Launches the lifecycle asked for, done after the current batch of actions.
+    var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
+    /// Apps by the pid of their process, for SIGCHLD reports.
+    var appsByPID: [pid_t: String] = [:]
+    let startedAt = MonotonicInstant.now
+
+    /// Binds the control socket and sets up the loop. Nothing runs until ``run()``.
+    public init(configuration: DaemonConfiguration) throws {
+        self.configuration = configuration
+        log = Logger(level: configuration.logLevel)
+        events = EventLog(capacity: configuration.eventHistory)
+        // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
+        Glibc.signal(SIGPIPE, SIG_IGN)
+        signals = try SignalFd(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR2])
+        loop = try EventLoop()
+        timer = try TimerFd()
+        let directory = parentDirectory(of: configuration.socketPath)
+        if !directory.isEmpty { mkdir(directory, 0o755) }
+        listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
+        _ = try loop.register(listener.rawValue, .readable, .listener)
+        _ = try loop.register(signals.descriptor.rawValue, .readable, .signals)
+        _ = try loop.register(timer.descriptor.rawValue, .readable, .timer)
+        setUpMemoryPressureTrigger()
+    }
+
+    /// Serves until SIGTERM or SIGINT, then leaves no app stopped.
+    public func run() throws {
+        log.notice("voipd listening on \(configuration.socketPath) (pid \(getpid()), suspension by \(suspender.name))")
+        while running {
+            rearmTimer()
+            try loop.epoll.wait { readiness in
+                guard let source = loop.source(for: readiness.token) else { return }
+                dispatch(source, readiness.events)
+                drainDeferredInputs()
+            }
+        }
+        shutDown()
+    }
+
+    private func dispatch(_ source: EventSource, _ events: EpollEvents) {
+        switch source {
+        case .listener: acceptClients()
+        case .signals: handleSignals()
+        case .timer: handleTimers()
+        case .memoryPressure: handleMemoryPressureEvent()
+        case .client(let id): if let client = clients[id] { serviceClient(client, events) }
+        case .heldSocket(let id): if let socket = registry.socket(id: id) { heldSocketEvent(socket, events) }
+        case .process(let name): if let app = apps[name] { processEvent(app) }
+        }
+    }
+
+    // MARK: - Time
+
+    var now: Duration { .nanoseconds(Int64(MonotonicInstant.now.nanoseconds)) }
+
+    func rearmTimer() {
+        let earliest = timers.earliestDeadline()
+        guard earliest != armedDeadline else { return }
+        armedDeadline = earliest
+        do {
+            if let earliest {
+                let (seconds, attoseconds) = earliest.components
+                try timer.arm(at: MonotonicInstant(nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)))
+            } else {
+                try timer.disarm()
+            }
+        } catch {
+            log.error("cannot arm the timer: \(error)")
+        }
+    }
+
+    private func handleTimers() {
+        _ = try? timer.acknowledge()
+        armedDeadline = nil
+        for key in timers.takeDue(at: now) {
+            switch key {
+            case .app(let name, let kind):
+                if let app = apps[name] { feed(app, .timerFired(kind)) }
+            case .stopCheck(let name):
+                if let app = apps[name] { checkStop(app) }
+            }
+        }
+    }
+
+    // MARK: - Signals
+
+    private func handleSignals() {
+        let pending = (try? signals.drain()) ?? []
+        for info in pending {
+            switch CInt(info.ssi_signo) {
+            case SIGTERM, SIGINT:
+                log.notice("received \(signalName(CInt(info.ssi_signo))): shutting down")
+                running = false
+            case SIGCHLD:
+                childStateChanged()
+            case SIGHUP:
+                log.notice("received SIGHUP: nothing to reload")
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: - Feeding the lifecycle
+
+    /// Feeds an input to an app's state machine and performs the actions it returns, then
+    /// whatever those actions raised. Returns the input's own actions (for replies).
+    /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
+    @discardableResult
+    func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
+        let actions = app.lifecycle.handle(input, now: now)
+        log.debug("\(app.name): \(input) → \(actions)")
+        perform(actions, for: app)
+        drainDeferredInputs()
+        return actions
+    }
+
+    /// Queues an input raised while performing actions.
+    func feedLater(_ app: AppRecord, _ input: LifecycleInput) {
+        deferredInputs.append((app.name, input))
+    }
+
+    func drainDeferredInputs() {
+        while true {
+            if !deferredInputs.isEmpty {
+                let (name, input) = deferredInputs.removeFirst()
+                guard let app = apps[name] else { continue }
+                let actions = app.lifecycle.handle(input, now: now)
+                log.debug("\(app.name): \(input) → \(actions)")
+                perform(actions, for: app)
+            } else if !deferredStarts.isEmpty {
+                performDeferredStart()
+            } else {
+                return
+            }
+        }
+    }
+
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
+        for action in actions {
+            switch action {
+            case .resume: resume(app)
+            case .suspend: suspend(app)
+            case .deliver(let event): deliver(event, to: app)
+            case .armSockets: arm(app)
+            case .disarmSockets: disarm(app)
+            case .startTimer(let kind, let after):
+                let tolerance = kind == .keepAlive ? configuration.timings.keepAliveTolerance : .zero
+                timers.set(.app(app.name, kind), deadline: now + after, tolerance: tolerance)
+            case .cancelTimer(let kind): timers.cancel(.app(app.name, kind))
+            case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
+            case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
+            case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
+            case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
+            case .transition(let from, let to, let reason): recordTransition(app, from: from, to: to, reason: reason)
+            case .backgroundTaskBegan, .rejected: break
+            }
+        }
+    }
+
+    private func resume(_ app: AppRecord) {
+        guard let process = app.process else { return }
+        do {
+            try suspender.resume(process)
+        } catch {
+            log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
+        }
+        timers.cancel(.stopCheck(app.name))
+    }
+
+    private func suspend(_ app: AppRecord) {
+        guard let process = app.process else { return }
+        do {
+            try suspender.suspend(process)
+        } catch {
+            return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
+        }
+        if !process.isChild {
+            // The kernel tells only a parent about stops: look at /proc, soon and then less often.
+            process.stopCheckDelay = .microseconds(200)
+            checkStop(app)
+        }
+    }
+
+    /// Confirms a stop from /proc (the process is not voipd's child, or a SIGCHLD arrived).
+    func checkStop(_ app: AppRecord) {
+        guard let process = app.process, app.lifecycle.phase == .suspending else { return }
+        if suspender.isStopped(process) {
+            timers.cancel(.stopCheck(app.name))
+            feedLater(app, .stopConfirmed)
+        } else if !process.isChild {
+            timers.set(.stopCheck(app.name), deadline: now + process.stopCheckDelay)
+            process.stopCheckDelay = min(process.stopCheckDelay * 2, .milliseconds(100))
+        }
+    }
+
+    private func send(_ signal: CInt, to app: AppRecord, reason: String) {
+        guard let process = app.process else { return }
+        log.info("\(app.name): sending \(signalName(signal)) to pid \(process.pid): \(reason)")
+        do {
+            try process.pidfd.send(signal)
+            if signal == SIGKILL { metrics.count(kill: reason) }
+        } catch {
+            log.warning("\(app.name): cannot send \(signalName(signal)) to pid \(process.pid): \(error)")
+        }
+    }
+
+    private func recordTransition(_ app: AppRecord, from: AppState, to: AppState, reason: String) {
+        let record = TransitionRecord(time: wallClockSeconds(), app: app.name, from: from, to: to, reason: reason)
+        app.since = record.time
+        events.append(record)
+        metrics.transitions += 1
+        let routine = (from == .background && to == .suspended) || (from == .suspended && to == .background)
+        log.log(routine ? .debug : .info, "\(app.name): \(from.rawValue) → \(to.rawValue) (\(reason))")
+        broadcast(record)
+        if to == .terminated { finishLaunchWaiters(app) }
+    }
+}
+
+/// The directory part of a path ("" when there is none).
+func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "" }
+    return String(path[..<slash])
+}

@@ -1,0 +1,28 @@
+import VoipdLifecycle
+
+/// Everything the daemon needs to know to run.
+public struct DaemonConfiguration: Sendable {
+    /// The control socket's path.
+    public var socketPath: String
+    /// The lifecycle's durations (already scaled by `timeScale`).
+    public var timings: LifecycleTimings
+    /// Every duration is multiplied by this (tests run at 0.01). Durations apps ask for
+    /// (keep-alive timeouts) are scaled too, so apps keep using iOS's numbers.
+    public var timeScale: Double = 1
+    /// The most VoIP sockets one app may have held.
+    public var socketQuota: Int = 64
+    public var logLevel: LogLevel = .info
+    /// Transitions kept for `voipctl events`.
+    public var eventHistory: Int = 1000
+    /// A PSI trigger on /proc/pressure/memory ("some STALL_US WINDOW_US"); nil: none. The
+    /// window is a multiple of 2 s, which the kernel requires of writers without
+    /// CAP_SYS_RESOURCE.
+    public var memoryPressureTrigger: String? = "some 150000 2000000"
+    /// Permissions of the control socket.
+    public var socketMode: UInt32 = 0o666
+
+    public init(socketPath: String, timings: LifecycleTimings = LifecycleTimings()) {
+        self.socketPath = socketPath
+        self.timings = timings
+    }
+}

@@ -1,0 +1,101 @@
+import Glibc
+import VoipdLifecycle
+import VoipdSystem
+
+/// How a held socket came to voipd. The registry treats them all alike.
+enum HeldSocketOrigin: String {
+    /// The app passed it with SCM_RIGHTS (`registerSocket`).
+    case registered
+    /// Taken over from an earlier voipd (systemd's fd store or an in-place upgrade).
+    case inherited
+}
+
+/// A VoIP socket voipd holds for an app: never reclaimed, kept until the app unregisters it.
+/// It stays in the epoll set, edge-triggered, for as long as it is held: the kernel reports
+/// each arrival once, and `armed` says whether an arrival should wake the app.
+final class HeldSocket {
+    let id: UInt64
+    let app: String
+    let name: String
+    let descriptor: FileDescriptor
+    let kind: String
+    let origin: HeldSocketOrigin
+    let registeredAt: Double
+    var token: UInt64 = 0
+    /// The app is suspended (or dead and relaunchable): an arrival wakes it.
+    var armed = false
+    /// Something arrived since the app was last told about this socket, possibly while it
+    /// ran and before it went back to sleep. Checked when arming, so that no wake is lost.
+    var arrivedSinceReport = false
+    /// The kernel reported a hang-up.
+    var peerClosed = false
+    /// The app has been told of the hang-up.
+    var peerClosedReported = false
+
+    init(id: UInt64, app: String, name: String, descriptor: consuming FileDescriptor, kind: String,
+         origin: HeldSocketOrigin, registeredAt: Double) {
+        self.id = id
+        self.app = app
+        self.name = name
+        self.descriptor = descriptor
+        self.kind = kind
+        self.origin = origin
+        self.registeredAt = registeredAt
+    }
+
+    /// What the app should be told if it were woken for this socket now, or nil if there is
+    /// nothing new for it.
+    func pendingReadiness() -> SocketReadiness? {
+        let bytes = (try? Socket.bytesAvailable(descriptor.rawValue)) ?? 0
+        let newHangup = peerClosed && !peerClosedReported
+        guard newHangup || (arrivedSinceReport && bytes > 0) else { return nil }
+        return SocketReadiness(name: name, bytesAvailable: bytes, peerClosed: peerClosed)
+    }
+
+    /// The app is being told: what it knows now is no longer new.
+    func markReported(_ readiness: SocketReadiness) {
+        arrivedSinceReport = false
+        if readiness.peerClosed { peerClosedReported = true }
+    }
+}
+
+/// Every held VoIP socket, by id and by app and name. Independent of how a socket arrived
+/// and of the app's process: sockets outlive crashes and relaunches.
+final class HeldSocketRegistry {
+    private var byID: [UInt64: HeldSocket] = [:]
+    private var byApp: [String: [String: UInt64]] = [:]
+    private var nextID: UInt64 = 1
+
+    var count: Int { byID.count }
+
+    func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    func insert(_ socket: HeldSocket) {
+        byID[socket.id] = socket
+        byApp[socket.app, default: [:]][socket.name] = socket.id
+    }
+
+    @discardableResult
+    func remove(app: String, name: String) -> HeldSocket? {
+        guard let id = byApp[app]?[name], let socket = byID.removeValue(forKey: id) else { return nil }
+        byApp[app]?[name] = nil
+        if byApp[app]?.isEmpty == true { byApp[app] = nil }
+        return socket
+    }
+
+    func socket(id: UInt64) -> HeldSocket? { byID[id] }
+
+    func socket(app: String, name: String) -> HeldSocket? { byApp[app]?[name].flatMap { byID[$0] } }
+
+    /// An app's sockets, by name.
+    func sockets(of app: String) -> [HeldSocket] {
+        (byApp[app] ?? [:]).values.compactMap { byID[$0] }.sorted { $0.name < $1.name }
+    }
+
+    func count(of app: String) -> Int { byApp[app]?.count ?? 0 }
+
+    var all: [HeldSocket] { byID.values.sorted { ($0.app, $0.name) < ($1.app, $1.name) } }
+}

@@ -1,0 +1,92 @@
+import Glibc
+import VoipdLifecycle
+import VoipdSystem
+
+/// A running process of an app, tracked by pidfd. The pidfd stays open until the process
+/// is reaped, so its pid cannot be reused under us.
+final class AppProcess {
+    let pidfd: PidFd
+    /// Started by voipd: its stops and exits are reported to voipd (SIGCHLD, waitid).
+    let isChild: Bool
+    var token: UInt64 = 0
+    /// Delay before the next look at /proc for a stop that no SIGCHLD will confirm.
+    var stopCheckDelay: Duration = .milliseconds(1)
+
+    init(pidfd: consuming PidFd, isChild: Bool) {
+        self.pidfd = pidfd
+        self.isChild = isChild
+    }
+
+    var pid: pid_t { pidfd.pid }
+}
+
+/// How to start an app again: what `voipctl launch` (or a manifest) said.
+final class LaunchSpecification {
+    let arguments: [String]
+    let environment: [String]
+    let workingDirectory: String?
+    /// Where its output goes (descriptors owned here, closed with it), or voipd's own when nil.
+    let standardOutput: CInt?
+    let standardError: CInt?
+
+    /// Takes ownership of the two output descriptors.
+    init(arguments: [String], environment: [String], workingDirectory: String?, adoptingOutput standardOutput: CInt?, error standardError: CInt?) {
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
+
+    deinit {
+        if let fd = standardOutput { close(fd) }
+        if let fd = standardError { close(fd) }
+    }
+}
+
+/// Everything voipd knows about one app, alive or not.
+final class AppRecord {
+    let name: String
+    /// The uid that owns it: only this uid or root may act on it.
+    let uid: uid_t
+    var lifecycle: AppLifecycle
+    var process: AppProcess?
+    var launch: LaunchSpecification?
+    /// The client connection it identified itself on.
+    var client: UInt64?
+    var reclaimedSockets = 0
+    /// Sockets already reclaimed (by inode), so a second reclaim does not count them again.
+    var reclaimedInodes: Set<UInt64> = []
+    /// Wall-clock time of the last state change.
+    var since: Double
+    /// `launch` requests waiting for the app to connect: (client, request id).
+    var launchWaiters: [(client: UInt64, request: UInt64)] = []
+
+    init(name: String, uid: uid_t, lifecycle: AppLifecycle, since: Double) {
+        self.name = name
+        self.uid = uid
+        self.lifecycle = lifecycle
+        self.since = since
+    }
+}
+
+/// A connection on the control socket: an app (after `hello`) or a controller.
+final class ClientConnection {
+    let id: UInt64
+    let descriptor: FileDescriptor
+    let credentials: PeerCredentials
+    var token: UInt64 = 0
+    /// The app this connection identified as.
+    var appName: String?
+    /// `events --follow`: the app to follow, or "" for all.
+    var following: String?
+    /// Packets the kernel could not take yet, with the descriptors that go with them.
+    var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
+    var closing = false
+
+    init(id: UInt64, descriptor: consuming FileDescriptor, credentials: PeerCredentials) {
+        self.id = id
+        self.descriptor = descriptor
+        self.credentials = credentials
+    }
+}

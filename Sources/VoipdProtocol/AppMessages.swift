@@ -1,0 +1,117 @@
+import VoipdLifecycle
+
+/// A request with no fields beyond its id.
+public struct EmptyRequest: Codable, Sendable {
+    public var id: UInt64
+    public init(id: UInt64) { self.id = id }
+}
+
+/// A result with nothing in it.
+public struct EmptyResult: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// `hello` (type 1): an app identifies itself by name. The reply carries the sockets held
+/// for it, one descriptor each, in the order of `sockets`.
+public struct HelloRequest: Codable, Sendable {
+    public var id: UInt64
+    public var name: String
+    public init(id: UInt64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+public struct HelloResult: Codable, Sendable {
+    /// The app as the daemon sees it (its state tells whether it was launched in the background).
+    public var app: AppStatus
+    /// Names of the held sockets handed back with this reply, in descriptor order.
+    public var sockets: [String]
+    public init(app: AppStatus, sockets: [String]) {
+        self.app = app
+        self.sockets = sockets
+    }
+}
+
+/// `registerSocket` (type 2, one descriptor), `unregisterSocket` (3), `retrieveSocket` (4,
+/// the reply carries one descriptor).
+public struct SocketNameRequest: Codable, Sendable {
+    public var id: UInt64
+    public var name: String
+    public init(id: UInt64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+public struct SocketResult: Codable, Sendable {
+    public var socket: HeldSocketStatus
+    public init(socket: HeldSocketStatus) { self.socket = socket }
+}
+
+/// `acknowledge` (type 5): the app has handled the event; no reply.
+public struct AcknowledgeMessage: Codable, Sendable {
+    public var event: UInt64
+    public init(event: UInt64) { self.event = event }
+}
+
+/// `beginBackgroundTask` (type 6).
+public struct BeginBackgroundTaskRequest: Codable, Sendable {
+    public var id: UInt64
+    public var name: String
+    public init(id: UInt64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+public struct BackgroundTaskResult: Codable, Sendable {
+    /// The task's identifier; 0 (UIBackgroundTaskInvalid) when the request was refused.
+    public var task: UInt64
+    public init(task: UInt64) { self.task = task }
+}
+
+/// `endBackgroundTask` (type 7).
+public struct EndBackgroundTaskRequest: Codable, Sendable {
+    public var id: UInt64
+    public var task: UInt64
+    public init(id: UInt64, task: UInt64) {
+        self.id = id
+        self.task = task
+    }
+}
+
+/// `setKeepAliveTimeout` (type 8): `seconds` nil clears it.
+public struct SetKeepAliveRequest: Codable, Sendable {
+    public var id: UInt64
+    public var seconds: Double?
+    public init(id: UInt64, seconds: Double?) {
+        self.id = id
+        self.seconds = seconds
+    }
+}
+
+/// `event` (type 129): a lifecycle event for the app, to be acknowledged with its `event` id.
+public struct EventMessage: Codable, Sendable, Equatable {
+    public var event: UInt64
+    public var kind: AppEventKind
+    /// For voipSocketReadable: the socket's name, the bytes waiting, and whether the peer
+    /// hung up.
+    public var socket: String?
+    public var bytesAvailable: Int?
+    public var peerClosed: Bool?
+    /// The app's state after this event.
+    public var state: AppState
+    public var reason: String
+
+    public init(event: UInt64, kind: AppEventKind, socket: String? = nil, bytesAvailable: Int? = nil,
+                peerClosed: Bool? = nil, state: AppState, reason: String) {
+        self.event = event
+        self.kind = kind
+        self.socket = socket
+        self.bytesAvailable = bytesAvailable
+        self.peerClosed = peerClosed
+        self.state = state
+        self.reason = reason
+    }
+}

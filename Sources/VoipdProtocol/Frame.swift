@@ -1,0 +1,70 @@
+/// The framing: every message is one packet on an `AF_UNIX` `SOCK_SEQPACKET` connection,
+/// made of an 8-byte header and a UTF-8 JSON body.
+///
+///     offset 0  u32 LE  body length in bytes
+///     offset 4  u16 LE  message type (``MessageType``)
+///     offset 6  u8      number of descriptors attached with SCM_RIGHTS
+///     offset 7  u8      protocol version (1)
+///     offset 8  body
+public enum Frame {
+    public static let headerSize = 8
+    public static let version: UInt8 = 1
+    /// The largest packet either side sends or accepts, header included.
+    public static let maximumSize = 65536
+    /// The most descriptors in one packet (the kernel's SCM_MAX_FD is 253).
+    public static let maximumDescriptors = 253
+
+    /// Header and body as one packet.
+    public static func encode(type: MessageType, body: [UInt8], descriptorCount: Int) -> [UInt8] {
+        var packet = [UInt8]()
+        packet.reserveCapacity(headerSize + body.count)
+        let length = UInt32(body.count)
+        packet.append(contentsOf: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
+        packet.append(contentsOf: [UInt8(type.rawValue & 0xff), UInt8(type.rawValue >> 8)])
+        packet.append(UInt8(descriptorCount))
+        packet.append(version)
+        packet.append(contentsOf: body)
+        return packet
+    }
+
+    /// A validated packet: its type, its body, and the descriptor count it declared.
+    public struct Decoded: Sendable {
+        public var type: MessageType
+        public var body: ArraySlice<UInt8>
+        public var declaredDescriptors: Int
+    }
+
+    /// Validates a received packet. `length` is the packet's real length (which may exceed
+    /// `bytes.count` if it was cut); `descriptors` how many actually arrived.
+    public static func decode(bytes: [UInt8], length: Int, descriptors: Int, controlTruncated: Bool) throws(ProtocolError) -> Decoded {
+        if controlTruncated {
+            throw ProtocolError(.tooManyDescriptors, "more descriptors arrived than any message carries (MSG_CTRUNC); all were closed")
+        }
+        if length > maximumSize {
+            throw ProtocolError(.frameTooLarge, "packet of \(length) bytes exceeds the maximum of \(maximumSize)")
+        }
+        guard bytes.count >= headerSize else {
+            throw ProtocolError(.truncatedFrame, "packet of \(bytes.count) bytes is shorter than the \(headerSize)-byte header")
+        }
+        let bodyLength = Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
+        let rawType = UInt16(bytes[4]) | UInt16(bytes[5]) << 8
+        let declared = Int(bytes[6])
+        let version = bytes[7]
+        guard version == Self.version else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(version) is not supported; this daemon speaks \(Self.version)")
+        }
+        if headerSize + bodyLength > maximumSize {
+            throw ProtocolError(.frameTooLarge, "header declares a \(bodyLength)-byte body; the maximum frame is \(maximumSize) bytes")
+        }
+        guard bytes.count - headerSize == bodyLength else {
+            throw ProtocolError(.truncatedFrame, "header declares a \(bodyLength)-byte body but the packet carries \(bytes.count - headerSize)")
+        }
+        guard declared == descriptors else {
+            throw ProtocolError(.descriptorMismatch, "header declares \(declared) descriptors but \(descriptors) arrived; all were closed")
+        }
+        guard let type = MessageType(rawValue: rawType) else {
+            throw ProtocolError(.unknownType, "unknown message type \(rawType)")
+        }
+        return Decoded(type: type, body: bytes[headerSize...], declaredDescriptors: declared)
+    }
+}

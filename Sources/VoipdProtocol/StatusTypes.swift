@@ -1,0 +1,91 @@
+import VoipdLifecycle
+
+/// One app as `status` reports it. Field names are stable; scripts rely on them.
+public struct AppStatus: Codable, Sendable, Equatable {
+    public var name: String
+    /// Nil while no process runs.
+    public var pid: Int32?
+    public var state: AppState
+    /// VoIP sockets held for the app.
+    public var voipSockets: Int
+    /// voipSocketReadable and keepAlive wakes delivered.
+    public var wakes: Int
+    public var connected: Bool
+    public var uid: UInt32
+    public var launchedByVoipd: Bool
+    /// Why the process ended last, if it did.
+    public var terminationReason: TerminationReason?
+    public var backgroundTasks: Int
+    public var keepAliveSeconds: Double?
+    public var launches: Int
+    /// Ordinary sockets reclaimed so far.
+    public var reclaimedSockets: Int
+    public var residentBytes: UInt64?
+    /// Wall-clock time (seconds since the epoch) of the last state change.
+    public var since: Double
+    public var arguments: [String]?
+
+    public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
+                launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,
+                launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?) {
+        self.name = name
+        self.pid = pid
+        self.state = state
+        self.voipSockets = voipSockets
+        self.wakes = wakes
+        self.connected = connected
+        self.uid = uid
+        self.launchedByVoipd = launchedByVoipd
+        self.terminationReason = terminationReason
+        self.backgroundTasks = backgroundTasks
+        self.keepAliveSeconds = keepAliveSeconds
+        self.launches = launches
+        self.reclaimedSockets = reclaimedSockets
+        self.residentBytes = residentBytes
+        self.since = since
+        self.arguments = arguments
+    }
+}
+
+/// One held VoIP socket as `sockets` reports it.
+public struct HeldSocketStatus: Codable, Sendable, Equatable {
+    public var app: String
+    public var name: String
+    /// "tcp", "unix-stream", …
+    public var kind: String
+    /// Bytes waiting (`FIONREAD`).
+    public var bytesAvailable: Int
+    public var peerClosed: Bool
+    /// Whether voipd is watching it for data now (the app is suspended or dead).
+    public var watching: Bool
+    /// Wall-clock time it was registered.
+    public var registeredAt: Double
+
+    public init(app: String, name: String, kind: String, bytesAvailable: Int, peerClosed: Bool, watching: Bool, registeredAt: Double) {
+        self.app = app
+        self.name = name
+        self.kind = kind
+        self.bytesAvailable = bytesAvailable
+        self.peerClosed = peerClosed
+        self.watching = watching
+        self.registeredAt = registeredAt
+    }
+}
+
+/// One state change, as the event stream reports it.
+public struct TransitionRecord: Codable, Sendable, Equatable {
+    /// Wall-clock time, seconds since the epoch.
+    public var time: Double
+    public var app: String
+    public var from: AppState
+    public var to: AppState
+    public var reason: String
+
+    public init(time: Double, app: String, from: AppState, to: AppState, reason: String) {
+        self.time = time
+        self.app = app
+        self.from = from
+        self.to = to
+        self.reason = reason
+    }
+}

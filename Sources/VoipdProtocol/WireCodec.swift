@@ -1,0 +1,82 @@
+import Foundation
+import VoipdSystem
+
+/// Encodes and decodes frame bodies (JSON via Codable) and sends or receives whole frames.
+/// Holds its coders, so it belongs to one thread.
+public final class WireCodec {
+    private let encoder: JSONEncoder
+    private let decoder = JSONDecoder()
+
+    public init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    /// A whole packet: header and JSON body.
+    public func packet(_ type: MessageType, _ body: some Encodable, descriptorCount: Int = 0) throws -> [UInt8] {
+        let json = try encoder.encode(body)
+        guard Frame.headerSize + json.count <= Frame.maximumSize else {
+            throw ProtocolError(.frameTooLarge, "a \(type) body of \(json.count) bytes does not fit in one frame")
+        }
+        return Frame.encode(type: type, body: Array(json), descriptorCount: descriptorCount)
+    }
+
+    /// Sends one frame with its descriptors.
+    public func send(_ type: MessageType, _ body: some Encodable, on fd: CInt, descriptors: [CInt] = []) throws {
+        try Socket.send(fd, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
+    }
+
+    /// Decodes a body; malformed JSON is a `badRequest`.
+    public func decode<T: Decodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
+        do {
+            return try decoder.decode(T.self, from: Data(body))
+        } catch let error as DecodingError {
+            throw ProtocolError(.badRequest, "malformed \(T.self) body: \(describe(error))")
+        } catch {
+            throw ProtocolError(.badRequest, "malformed \(T.self) body: \(error)")
+        }
+    }
+
+    /// Reads one frame from a non-blocking connection. A bad frame throws a
+    /// `ProtocolError`, and every descriptor it carried is closed by then.
+    public func receive(from fd: CInt) throws -> Received {
+        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize, maxDescriptors: Frame.maximumDescriptors) else {
+            return .nothing
+        }
+        if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }
+        do {
+            let decoded = try Frame.decode(bytes: message.bytes, length: message.length,
+                                           descriptors: message.descriptors.count, controlTruncated: message.controlTruncated)
+            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: message.descriptors))
+        } catch {
+            message.descriptors.closeAll()
+            throw error
+        }
+    }
+
+    private func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _): return "missing field \"\(key.stringValue)\""
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "field \"\(path)\": \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// What a read from a connection found.
+public enum Received {
+    case frame(IncomingFrame)
+    /// The peer closed the connection.
+    case endOfStream
+    /// Nothing is waiting (non-blocking socket).
+    case nothing
+}
+
+/// A validated frame and the descriptors that came with it.
+public struct IncomingFrame {
+    public var type: MessageType
+    public var body: ArraySlice<UInt8>
+    public var descriptors: DescriptorBag
+}

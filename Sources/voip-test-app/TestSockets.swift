@@ -1,0 +1,27 @@
+import Glibc
+import VoipdSystem
+
+/// The sockets the test app holds, by name: VoIP sockets, ordinary connections, listeners.
+final class TestSocket {
+    let name: String
+    let descriptor: FileDescriptor
+    let isVoIP: Bool
+    let isListener: Bool
+
+    init(name: String, descriptor: consuming FileDescriptor, isVoIP: Bool, isListener: Bool = false) {
+        self.name = name
+        self.descriptor = descriptor
+        self.isVoIP = isVoIP
+        self.isListener = isListener
+    }
+}
+
+/// "tcp:HOST:PORT" or "unix:PATH".
+func connectAddress(_ address: String) throws -> FileDescriptor {
+    if address.hasPrefix("unix:") {
+        return try Socket.connectUnix(path: String(address.dropFirst(5)), type: Socket.streamType)
+    }
+    let parts = address.split(separator: ":")
+    guard parts.count == 3, parts[0] == "tcp", let port = UInt16(parts[2]) else { throw Errno(EINVAL, call: "address \(address)") }
+    return try Socket.connectTCP(host: String(parts[1]), port: port)
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+import VoipClient
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// One verb of voipctl, with what is left of the command line.
+struct Commands {
+    let verb: String
+    let arguments: ArgumentList
+    let socketPath: String?
+    let json: Bool
+
+    func run() throws -> ExitStatus {
+        switch verb {
+        case "launch": return try launch()
+        case "status": return try statusCommand()
+        case "sockets": return try socketsCommand()
+        case "background", "foreground", "interrupt", "interrupt-end", "terminate", "kill", "reclaim", "forget":
+            return try appCommand()
+        case "lock", "unlock": return try lockCommand()
+        case "memory-pressure": return try memoryPressure()
+        case "events": return try eventsCommand()
+        case "stats": return try statsCommand()
+        default: throw UsageFailure(message: "unknown verb \(verb)")
+        }
+    }
+
+    private func control() throws -> VoipdControl { try VoipdControl(socketPath: socketPath) }
+
+    private func noMoreArguments() throws {
+        if let extra = arguments.remaining.first { throw UsageFailure(message: "unexpected argument \(extra)", verb: verb) }
+    }
+
+    /// The single NAME argument of a verb (optional or not).
+    private func nameArgument(required: Bool) throws -> String? {
+        let rest = arguments.remaining
+        if let unknown = rest.first(where: { $0.hasPrefix("-") }) { throw UsageFailure(message: "unknown option \(unknown)", verb: verb) }
+        guard rest.count <= 1 else { throw UsageFailure(message: "too many arguments", verb: verb) }
+        if required && rest.isEmpty { throw UsageFailure(message: "\(verb) needs an app NAME", verb: verb) }
+        return rest.first
+    }
+
+    private func launch() throws -> ExitStatus {
+        let name = try arguments.option("--name", verb: verb)
+        let background = arguments.flag("--background")
+        let wait = arguments.flag("--wait")
+        let outputPath = try arguments.option("--output", verb: verb)
+        let environment = try arguments.repeatedOption("--env", verb: verb)
+        let directory = try arguments.option("--cwd", verb: verb)
+        let noProtocol = arguments.flag("--no-protocol")
+        let exitsOnSuspend = arguments.flag("--exits-on-suspend")
+        let noRelaunch = arguments.flag("--no-relaunch")
+        let rest = arguments.remaining
+        guard let separator = rest.firstIndex(of: "--") else {
+            throw UsageFailure(message: "put the command after --", verb: verb)
+        }
+        if let unknown = rest[..<separator].first { throw UsageFailure(message: "unknown option \(unknown)", verb: verb) }
+        let command = Array(rest[(separator + 1)...])
+        guard !command.isEmpty else { throw UsageFailure(message: "no command after --", verb: verb) }
+        for entry in environment where !entry.contains("=") { throw UsageFailure(message: "--env needs KEY=VALUE, not \(entry)", verb: verb) }
+        var output: FileDescriptor?
+        if let outputPath {
+            output = try openFile(outputPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+        }
+        let app = try control().launch(command, name: name, environment: environment, workingDirectory: directory,
+                                       background: background, waitForConnection: wait, speaksProtocol: !noProtocol,
+                                       exitsOnSuspend: exitsOnSuspend, relaunchOnData: !noRelaunch, output: output?.rawValue)
+        write(json ? Output.json(AppResult(app: app)) : app.name)
+        return .ok
+    }
+
+    private func statusCommand() throws -> ExitStatus {
+        let apps = try control().status(nameArgument(required: false))
+        write(json ? Output.json(StatusResult(apps: apps)) : Output.apps(apps))
+        return .ok
+    }
+
+    private func socketsCommand() throws -> ExitStatus {
+        let sockets = try control().sockets(nameArgument(required: false))
+        write(json ? Output.json(SocketsResult(sockets: sockets)) : Output.sockets(sockets))
+        return .ok
+    }
+
+    private func appCommand() throws -> ExitStatus {
+        let name = try nameArgument(required: true)!
+        let verbs: [String: AppVerb] = ["background": .background, "foreground": .foreground, "interrupt": .interrupt,
+                                        "interrupt-end": .interruptEnd, "terminate": .terminate, "kill": .kill,
+                                        "reclaim": .reclaim, "forget": .forget]
+        let app = try control().command(verbs[verb]!, name)
+        write(json ? Output.json(AppResult(app: app)) : "\(app.name): \(app.state.rawValue)")
+        return .ok
+    }
+
+    private func lockCommand() throws -> ExitStatus {
+        try noMoreArguments()
+        let apps = try control().system(verb == "lock" ? .lock : .unlock)
+        write(json ? Output.json(SystemCommandResult(apps: apps)) : verb == "lock" ? "locked; reclaimed: \(apps.joined(separator: " "))" : "unlocked")
+        return .ok
+    }
+
+    private func memoryPressure() throws -> ExitStatus {
+        let critical = arguments.flag("--critical")
+        let countText = try arguments.option("--count", verb: verb)
+        try noMoreArguments()
+        guard let count = Int(countText ?? "1"), count >= 0 else { throw UsageFailure(message: "--count needs a number", verb: verb) }
+        let apps = try control().system(.memoryPressure, level: critical ? .critical : .warning, count: count)
+        write(json ? Output.json(SystemCommandResult(apps: apps)) : "terminated: \(apps.isEmpty ? "none" : apps.joined(separator: " "))")
+        return .ok
+    }
+
+    private func eventsCommand() throws -> ExitStatus {
+        let follow = arguments.flag("--follow", "-f")
+        let name = try nameArgument(required: false)
+        let control = try control()
+        let print: (TransitionRecord) -> Void = { record in write(json ? Output.json(record) : Output.transition(record)) }
+        for record in try control.events(name, follow: follow) { print(record) }
+        guard follow else { return .ok }
+        while let record = try control.nextTransition(timeoutMilliseconds: -1) { print(record) }
+        return .ok
+    }
+
+    private func statsCommand() throws -> ExitStatus {
+        try noMoreArguments()
+        let text = try control().stats()
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
+        return .ok
+    }
+}

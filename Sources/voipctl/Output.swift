@@ -1,0 +1,46 @@
+import Foundation
+import VoipdProtocol
+
+/// How results are printed: a table for people, JSON for scripts.
+enum Output {
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    }
+
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, cell in
+                i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n")
+    }
+
+    static func time(_ seconds: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    static func apps(_ apps: [AppStatus]) -> String {
+        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "CONNECTED", "REASON"], apps.map { app in
+            [app.name, app.pid.map(String.init) ?? "-", app.state.rawValue, "\(app.voipSockets)", "\(app.wakes)",
+             app.connected ? "yes" : "no", app.terminationReason?.description ?? ""]
+        })
+    }
+
+    static func sockets(_ sockets: [HeldSocketStatus]) -> String {
+        table(["APP", "SOCKET", "KIND", "WAITING", "PEER", "WATCHED"], sockets.map { socket in
+            [socket.app, socket.name, socket.kind, "\(socket.bytesAvailable) bytes", socket.peerClosed ? "closed" : "open",
+             socket.watching ? "yes" : "no"]
+        })
+    }
+
+    static func transition(_ record: TransitionRecord) -> String {
+        "\(time(record.time))  \(record.app)  \(record.from.rawValue) → \(record.to.rawValue)  \(record.reason)"
+    }
+}
