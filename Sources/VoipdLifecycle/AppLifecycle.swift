@@ -10,7 +10,10 @@
 /// acknowledge, so its events count as acknowledged at once.
 public struct AppLifecycle: Sendable {
     public let timings: LifecycleTimings
-    public var policy: AppPolicy
+    public var policy: AppPolicy {
+        // A changed policy says anew whether launched processes are expected to connect.
+        didSet { if policy.speaksProtocol != oldValue.speaksProtocol { expectsConnection = policy.speaksProtocol } }
+    }
 
     public private(set) var phase: LifecyclePhase = .notRunning
     public private(set) var goal: LifecycleGoal = .foreground
@@ -147,8 +150,13 @@ public struct AppLifecycle: Sendable {
         guard connection != .none else { return }
         connection = .none
         emit(.cancelTimer(.connect))
-        // Nobody is left to acknowledge what was sent.
-        if let event = inFlight { acknowledgementArrived(event) }
+        // Nobody is left to acknowledge what was sent: it counts as acknowledged, but like an
+        // event that could not be delivered, it leaves a wake its whole budget.
+        if let event = inFlight {
+            inFlight = nil
+            emit(.cancelTimer(.acknowledgement))
+            acknowledgementArrived(event, delivered: false)
+        }
     }
 
     private mutating func foregroundRequested() {
@@ -336,6 +344,14 @@ public struct AppLifecycle: Sendable {
             wakeUnhandled = false
             guard phase == .background, goal == .background, openTasks.isEmpty, pendingTermination == nil,
                   !policy.runsInBackground, !shuttingDown else { return }
+            // The wake is over. A stopped app cannot acknowledge what it was sent: an event
+            // left in flight or queued would hold back its next wake and its return to the
+            // foreground.
+            if inFlight != nil {
+                inFlight = nil
+                emit(.cancelTimer(.acknowledgement))
+            }
+            outbox.removeAll()
             suspendNow(reason: "wake budget of \(timings.wakeBudget.seconds) s spent")
         case .taskExpirationWarning:
             guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }

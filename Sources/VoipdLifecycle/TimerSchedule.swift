@@ -23,6 +23,10 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     /// How many timers are set.
     public var count: Int { entries.count }
 
+    /// How many deadlines the heap holds, stale ones (cancelled or moved) included: for
+    /// tests that its growth stays bounded.
+    package var storedDeadlineCount: Int { heap.count }
+
     /// Whether `key` is set.
     public func contains(_ key: Key) -> Bool { entries[key] != nil }
 

@@ -1,0 +1,50 @@
+import Testing
+import VoipdLifecycle
+
+@Suite("LifecycleTimings")
+struct LifecycleTimingsTests {
+    @Test("scaled(by:) multiplies every duration, found by reflection so that none is forgotten")
+    func scaledScalesEveryField() throws {
+        var timings = LifecycleTimings()
+        timings.reclaimAfterSuspension = .seconds(120)
+        let factor = 0.01
+        let scaled = timings.scaled(by: factor)
+        let fields = Mirror(reflecting: timings).children
+        let scaledFields = Mirror(reflecting: scaled).children
+        #expect(fields.count == 14)
+        for (field, scaledField) in zip(fields, scaledFields) {
+            let label = field.label ?? "?"
+            let original = try #require(field.value as? Duration, "\(label) is not a set duration")
+            #expect(scaledField.value as? Duration == original * factor, "\(label)")
+            #expect(original == .zero || scaledField.value as? Duration != original, "\(label) did not change")
+        }
+    }
+
+    @Test("a reclaim that never happens stays never")
+    func nilStaysNil() {
+        #expect(LifecycleTimings().scaled(by: 0.5).reclaimAfterSuspension == nil)
+    }
+
+    @Test("the defaults are iOS's")
+    func defaults() {
+        let timings = LifecycleTimings()
+        #expect(timings.didEnterBackgroundWatchdog == .seconds(5))
+        #expect(timings.backgroundTaskBudget == .seconds(180))
+        #expect(timings.resumedTaskBudget == .seconds(30))
+        #expect(timings.wakeBudget == .seconds(10))
+        #expect(timings.keepAliveMinimum == .seconds(600))
+    }
+
+    @Test("the watchdog of each event kind; wakes have none (their budget governs)")
+    func watchdogs() {
+        let timings = LifecycleTimings()
+        let expected: [AppEventKind: Duration?] = [
+            .willResignActive: .seconds(10), .didEnterBackground: .seconds(5), .willEnterForeground: .seconds(10),
+            .didBecomeActive: .seconds(10), .willTerminate: .seconds(5), .backgroundTaskWillExpire: .seconds(5),
+            .voipSocketReadable: nil, .keepAlive: nil,
+        ]
+        for kind in AppEventKind.allCases {
+            #expect(timings.watchdog(for: kind) == expected[kind] ?? nil, "\(kind)")
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Testing
+import VoipdLifecycle
+
+/// Leaving the foreground in UIKit's order, suspension, and wakes by data.
+@Suite("Backgrounding and wakes")
+struct BackgroundingTests {
+    @Test("launch → willResignActive → didEnterBackground → suspend → suspended")
+    func launchToSuspended() {
+        var driver = Driver()
+        let launch = driver.feed(.launched(inBackground: false, reason: "user"))
+        #expect(driver.app.state == .active)
+        #expect(driver.app.connection == .awaiting)
+        #expect(launch.startDelay(of: .connect) == driver.timings.connectTimeout)
+        #expect(driver.feed(.connected).cancels(.connect))
+
+        let resign = driver.feed(.backgroundRequested)
+        #expect(resign.steps == Steps.announce(.willResignActive, .active, .inactive))
+        #expect(resign.startDelay(of: .acknowledgement) == driver.timings.foregroundTransitionWatchdog)
+        #expect(driver.app.state == .inactive)
+
+        let enter = driver.acknowledge(.willResignActive)
+        #expect(enter.steps == Steps.announce(.didEnterBackground, .inactive, .background) + Steps.taskBudget)
+        #expect(enter.startDelay(of: .acknowledgement) == .seconds(5))
+        #expect(driver.app.state == .background)
+
+        let stop = driver.acknowledge(.didEnterBackground)
+        #expect(stop.steps == [.arm, .suspend])
+        #expect(driver.phase == .suspending)
+        #expect(driver.app.state == .background, "publicly background until the stop is confirmed")
+
+        #expect(driver.feed(.stopConfirmed).steps == [.transition(.background, .suspended)])
+        #expect(driver.app.state == .suspended)
+    }
+
+    @Test("data wakes a suspended app: resume, disarm, voipSocketReadable; acknowledged, it is suspended again")
+    func dataWakesAndResuspends() {
+        var driver = Driver.at(.suspended)
+        let wake = driver.feed(.socketReady(sipData), after: .seconds(60))
+        #expect(wake.steps == Steps.wake(from: .suspended) + [.deliver(.voipSocketReadable)])
+        #expect(wake.delivered.first?.socket == sipData)
+        #expect(wake.startDelay(of: .wakeBudget) == driver.timings.wakeBudget)
+        #expect(wake.startDelay(of: .acknowledgement) == nil, "a wake is governed by its budget, not the watchdog")
+        #expect(driver.app.state == .background)
+        #expect(driver.app.wakeCount == 1)
+
+        let done = driver.acknowledge(.voipSocketReadable, after: .seconds(1))
+        #expect(done.steps == [.arm, .suspend])
+        #expect(done.cancels(.wakeBudget))
+        driver.feed(.stopConfirmed)
+        #expect(driver.app.state == .suspended)
+    }
+
+    @Test("data arriving after the stop was sent but before it was confirmed still wakes the app")
+    func dataWhileSuspending() {
+        var driver = Driver.at(.suspending)
+        let wake = driver.feed(.socketReady(sipData))
+        #expect(wake.steps == Steps.wake(from: .background) + [.deliver(.voipSocketReadable)])
+        #expect(driver.phase == .background)
+        // The confirmation of the earlier stop comes late: the app runs, so it is ignored.
+        #expect(driver.feed(.stopConfirmed).steps == [])
+        #expect(driver.phase == .background)
+        #expect(driver.acknowledge(.voipSocketReadable).steps == [.arm, .suspend])
+    }
+
+    @Test("a wake that is not acknowledged is suspended when its budget is spent")
+    func wakeBudgetSpent() {
+        var driver = Driver.at(.suspended)
+        driver.feed(.socketReady(sipData))
+        let spent = driver.feed(.timerFired(.wakeBudget), after: driver.timings.wakeBudget)
+        #expect(spent.steps == [.arm, .suspend])
+        driver.feed(.stopConfirmed)
+        #expect(driver.app.state == .suspended)
+    }
+
+    @Test("after a wake that was never acknowledged, the next wake and the foreground are not held back")
+    func unacknowledgedWakeHoldsNothingBack() {
+        var driver = Driver.at(.suspended)
+        driver.feed(.socketReady(sipData))
+        driver.feed(.timerFired(.wakeBudget), after: driver.timings.wakeBudget)
+        driver.feed(.stopConfirmed)
+
+        var again = driver
+        let wake = again.feed(.socketReady(sipData), after: .seconds(30))
+        #expect(wake.deliveredKinds == [.voipSocketReadable])
+
+        let foreground = driver.feed(.foregroundRequested, after: .seconds(30))
+        #expect(foreground.steps == Steps.enterForeground(from: .suspended, stopped: true, connected: true))
+        driver.acknowledge(.willEnterForeground)
+        #expect(driver.app.state == .active)
+    }
+}

@@ -1,0 +1,50 @@
+import Testing
+import VoipdLifecycle
+
+/// setKeepAliveTimeout:handler:, with iOS's 600 s floor.
+@Suite("Keep-alive")
+struct KeepAliveTests {
+    @Test("an interval below the minimum is rejected")
+    func belowMinimum() {
+        var driver = Driver.at(.active)
+        #expect(driver.feed(.setKeepAlive(.seconds(599))).isRejected)
+        #expect(driver.app.keepAliveInterval == nil)
+    }
+
+    @Test("the timer resumes a suspended app with a keepAlive event, again every interval")
+    func periodicWake() {
+        var driver = Driver.at(.active)
+        #expect(driver.feed(.setKeepAlive(.seconds(600))).startDelay(of: .keepAlive) == .seconds(600))
+        driver.suspend()
+        for round in 1...3 {
+            let fire = driver.feed(.timerFired(.keepAlive), after: .seconds(600))
+            #expect(fire.steps == [.start(.keepAlive)] + Steps.wake(from: .suspended) + [.deliver(.keepAlive)])
+            #expect(fire.startDelay(of: .keepAlive) == .seconds(600), "re-armed for the next interval")
+            #expect(driver.acknowledge(.keepAlive, after: .seconds(2)).steps == [.arm, .suspend])
+            driver.feed(.stopConfirmed)
+            #expect(driver.app.wakeCount == round)
+        }
+    }
+
+    @Test("in the foreground the timer is only re-armed")
+    func foreground() {
+        var driver = Driver.at(.active, keepAlive: .seconds(900))
+        #expect(driver.feed(.timerFired(.keepAlive), after: .seconds(900)).steps == [.start(.keepAlive)])
+        #expect(driver.app.wakeCount == 0)
+    }
+
+    @Test("cleared, the keep-alive wakes nothing")
+    func cleared() {
+        var driver = Driver.at(.active, keepAlive: .seconds(600))
+        #expect(driver.feed(.setKeepAlive(nil)).cancels(.keepAlive))
+        driver.suspend()
+        #expect(driver.feed(.timerFired(.keepAlive), after: .seconds(600)).steps == [])
+    }
+
+    @Test("a keep-alive wake that is not handled in time is suspended by the wake budget")
+    func wakeBudget() {
+        var driver = Driver.at(.suspended, keepAlive: .seconds(600))
+        driver.feed(.timerFired(.keepAlive), after: .seconds(600))
+        #expect(driver.feed(.timerFired(.wakeBudget), after: .seconds(10)).steps == [.arm, .suspend])
+    }
+}

@@ -1,0 +1,85 @@
+import Testing
+import VoipdLifecycle
+
+/// willTerminate, force quit, exits-on-suspend, and the reason recorded for each.
+@Suite("Termination")
+struct TerminationTests {
+    @Test("exitsOnSuspend: willTerminate instead of the stop; acknowledged, kill(exitsOnSuspend)")
+    func exitsOnSuspend() {
+        var driver = Driver.at(.active, policy: AppPolicy(exitsOnSuspend: true, canLaunch: true))
+        driver.leaveForeground()
+        let instead = driver.acknowledge(.didEnterBackground)
+        #expect(instead.steps == [.start(.exitGrace), .deliver(.willTerminate), .start(.acknowledgement)])
+        #expect(instead.startDelay(of: .exitGrace) == driver.timings.willTerminateWatchdog + driver.timings.terminationGrace)
+        #expect(driver.acknowledge(.willTerminate).steps == [.kill(.exitsOnSuspend)])
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        #expect(driver.app.terminationReason?.code == .exitsOnSuspend)
+    }
+
+    @Test("exitsOnSuspend without a connection: SIGTERM, then SIGKILL after the grace")
+    func exitsOnSuspendSilently() {
+        var driver = Driver.at(.active, policy: AppPolicy(exitsOnSuspend: true, canLaunch: true, speaksProtocol: false))
+        let instead = driver.feed(.backgroundRequested)
+        #expect(instead.steps.suffix(2) == [.requestExit, .start(.exitGrace)])
+        #expect(!instead.steps.contains(.suspend))
+        #expect(driver.feed(.timerFired(.exitGrace), after: .seconds(5)).steps == [.kill(.exitsOnSuspend)])
+    }
+
+    @Test("terminating a running app: willTerminate, then the kill on its acknowledgement")
+    func terminateRunning() {
+        var driver = Driver.at(.active)
+        let terminate = driver.feed(.terminateRequested)
+        #expect(terminate.deliveredKinds == [.willTerminate])
+        #expect(driver.feed(.foregroundRequested).isRejected, "terminating")
+        #expect(driver.acknowledge(.willTerminate).steps == [.kill(.terminated)])
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        #expect(driver.app.terminationReason?.code == .terminated)
+    }
+
+    @Test("an app that exits by itself on willTerminate is recorded as terminated")
+    func exitsOnWillTerminate() {
+        var driver = Driver.at(.background)
+        driver.feed(.terminateRequested)
+        driver.feed(.processExited(.exited(code: 0)), after: .seconds(1))
+        #expect(driver.app.terminationReason?.code == .terminated)
+    }
+
+    @Test("willTerminate not acknowledged in time: the kill follows anyway")
+    func willTerminateWatchdog() {
+        var driver = Driver.at(.active)
+        #expect(driver.feed(.terminateRequested).startDelay(of: .acknowledgement) == driver.timings.willTerminateWatchdog)
+        #expect(driver.feed(.timerFired(.acknowledgement), after: .seconds(5)).steps == [.kill(.terminated)])
+    }
+
+    @Test("willTerminate waits for the event in flight")
+    func willTerminateQueues() {
+        var driver = Driver.at(.active)
+        driver.feed(.backgroundRequested)
+        #expect(driver.feed(.terminateRequested).delivered.isEmpty)
+        #expect(driver.acknowledge(.willResignActive).deliveredKinds == [.willTerminate])
+    }
+
+    @Test("terminating a suspended app kills it without willTerminate (seed 002)")
+    func terminateSuspended() {
+        var driver = Driver.at(.suspended)
+        #expect(driver.feed(.terminateRequested).steps == [.kill(.terminated)])
+    }
+
+    @Test("kill is a force quit: SIGKILL, no willTerminate", arguments: [LifecyclePhase.active, .background, .suspended])
+    func forceQuit(_ phase: LifecyclePhase) {
+        var driver = Driver.at(phase)
+        #expect(driver.feed(.killRequested).steps == [.kill(.forceQuit)])
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        #expect(driver.app.terminationReason?.code == .forceQuit)
+        #expect(driver.app.state == .terminated)
+    }
+
+    @Test("the first kill's reason is the one recorded")
+    func firstKillWins() {
+        var driver = Driver.at(.suspended)
+        driver.feed(.memoryPressureKill)
+        #expect(driver.feed(.killRequested).steps == [])
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        #expect(driver.app.terminationReason?.code == .memoryPressure)
+    }
+}

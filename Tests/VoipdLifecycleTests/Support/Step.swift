@@ -1,0 +1,100 @@
+import VoipdLifecycle
+
+/// The part of a ``LifecycleAction`` that a test compares: what is done and to what, without
+/// the words (reasons, details) and without timer cancellations (the lifecycle cancels
+/// generously, and a cancelled timer that was not set changes nothing).
+enum Step: Equatable, Sendable, CustomStringConvertible {
+    case deliver(AppEventKind)
+    case suspend
+    case resume
+    case arm
+    case disarm
+    case start(LifecycleTimer)
+    case kill(TerminationReason.Code)
+    case requestExit
+    case launch(inBackground: Bool)
+    case reclaim
+    case transition(AppState, AppState)
+    /// beginBackgroundTask answered with a valid id.
+    case taskBegan
+    /// beginBackgroundTask answered with id 0.
+    case taskRefused
+    case rejected
+
+    init?(_ action: LifecycleAction) {
+        switch action {
+        case .deliver(let event): self = .deliver(event.kind)
+        case .suspend: self = .suspend
+        case .resume: self = .resume
+        case .armSockets: self = .arm
+        case .disarmSockets: self = .disarm
+        case .startTimer(let timer, _): self = .start(timer)
+        case .cancelTimer: return nil
+        case .kill(let reason): self = .kill(reason.code)
+        case .requestExit: self = .requestExit
+        case .launch(let inBackground, _): self = .launch(inBackground: inBackground)
+        case .reclaimSockets: self = .reclaim
+        case .transition(let from, let to, _): self = .transition(from, to)
+        case .backgroundTaskBegan(let id): self = id == 0 ? .taskRefused : .taskBegan
+        case .rejected: self = .rejected
+        }
+    }
+
+    var isDelivery: Bool { if case .deliver = self { return true } else { return false } }
+    var isKill: Bool { if case .kill = self { return true } else { return false } }
+    var isLaunch: Bool { if case .launch = self { return true } else { return false } }
+    /// Whether the step acts on the process itself (which must exist).
+    var reachesProcess: Bool { isDelivery || isKill || [.suspend, .resume, .requestExit].contains(self) }
+
+    var description: String {
+        switch self {
+        case .deliver(let kind): return "deliver(\(kind.rawValue))"
+        case .start(let timer): return "start(\(timer.rawValue))"
+        case .kill(let code): return "kill(\(code.rawValue))"
+        case .launch(let inBackground): return "launch(\(inBackground ? "background" : "foreground"))"
+        case .transition(let from, let to): return "\(from.rawValue)→\(to.rawValue)"
+        case .suspend: return "suspend"
+        case .resume: return "resume"
+        case .arm: return "arm"
+        case .disarm: return "disarm"
+        case .requestExit: return "requestExit"
+        case .reclaim: return "reclaim"
+        case .taskBegan: return "taskBegan"
+        case .taskRefused: return "taskRefused"
+        case .rejected: return "rejected"
+        }
+    }
+}
+
+extension Array where Element == LifecycleAction {
+    /// The batch without timer cancellations and words.
+    var steps: [Step] { compactMap(Step.init) }
+
+    /// The events sent to the app, in order.
+    var delivered: [AppEvent] {
+        compactMap { if case .deliver(let event) = $0 { return event } else { return nil } }
+    }
+
+    var deliveredKinds: [AppEventKind] { delivered.map(\.kind) }
+
+    /// The delay of the last `startTimer` of `timer` in the batch.
+    func startDelay(of timer: LifecycleTimer) -> Duration? {
+        compactMap { action -> Duration? in
+            if case .startTimer(timer, let after) = action { return after } else { return nil }
+        }.last
+    }
+
+    func cancels(_ timer: LifecycleTimer) -> Bool { contains(.cancelTimer(timer)) }
+
+    /// The reason code of the kill in the batch.
+    var killCode: TerminationReason.Code? {
+        compactMap { if case .kill(let reason) = $0 { return reason.code } else { return nil } }.first
+    }
+
+    /// The id answered to beginBackgroundTask (0 when refused).
+    var backgroundTaskID: UInt64? {
+        compactMap { if case .backgroundTaskBegan(let id) = $0 { return id } else { return nil } }.first
+    }
+
+    var isRejected: Bool { contains { if case .rejected = $0 { return true } else { return false } } }
+}
