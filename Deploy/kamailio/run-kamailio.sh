@@ -8,6 +8,10 @@
 #
 #   Deploy/kamailio/run-kamailio.sh 5070 /tmp/kamailio-5070
 #
+# It accepts connections once it has logged "voipd: kamailio ready". It logs
+# "voipd: tcp connection from IP:PORT closed" when a peer's connection ends (that peer's
+# registration is then unreachable).
+#
 # Environment:
 #   KAMAILIO      the binary (default /usr/sbin/kamailio)
 #   KAMAILIO_CFG  the configuration (default: kamailio.cfg next to this script)

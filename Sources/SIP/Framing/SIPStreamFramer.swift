@@ -28,6 +28,7 @@ public struct SIPStreamFramer: Sendable {
     private var pending: (head: SIPMessageParser.Head, bodyStart: Int)?
     private var failure: SIPParseError?
 
+    /// A framer refusing messages (header section plus body) over `maximumMessageSize` bytes.
     public init(maximumMessageSize: Int = 65_535) {
         self.maximumMessageSize = maximumMessageSize
     }

@@ -1,6 +1,8 @@
 /// The CSeq header: a sequence number and the method of the request it belongs to.
 public struct SIPCSeq: Hashable, Sendable, CustomStringConvertible {
+    /// The sequence number, below 2^31.
     public var number: UInt32
+    /// The method of the request (also in its responses).
     public var method: SIPMethod
 
     public init(number: UInt32, method: SIPMethod) {

@@ -8,6 +8,7 @@ public struct SIPHeaders: Hashable, Sendable, Sequence {
     public struct Field: Hashable, Sendable {
         /// The name as written, or the full name for a compact form.
         public let name: String
+        /// The value as written, without the blanks around it.
         public var value: String
         let key: String
 
@@ -18,8 +19,10 @@ public struct SIPHeaders: Hashable, Sendable, Sequence {
         }
     }
 
+    /// Every line, in order.
     public private(set) var fields: [Field]
 
+    /// Headers with these lines, in order.
     public init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields.map { Field(name: $0.name, value: $0.value) }
     }
@@ -47,6 +50,7 @@ public struct SIPHeaders: Hashable, Sendable, Sequence {
         return lines.flatMap { SIPSyntax.split($0, at: ",").map(String.init) }.filter { !$0.isEmpty }
     }
 
+    /// Whether a line called `name` is present.
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
     /// Appends a line.

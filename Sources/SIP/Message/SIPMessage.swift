@@ -12,8 +12,11 @@ public struct SIPMessage: Hashable, Sendable {
         case response(statusCode: Int, reasonPhrase: String)
     }
 
+    /// The request or status line.
     public var startLine: StartLine
+    /// The header lines in order; Content-Length among them is rewritten on serialization.
     public var headers: SIPHeaders
+    /// The body, as many bytes as Content-Length says.
     public var body: [UInt8]
 
     public init(startLine: StartLine, headers: SIPHeaders, body: [UInt8] = []) {
@@ -29,6 +32,7 @@ public struct SIPMessage: Hashable, Sendable {
         SIPMessage(startLine: .request(method: method, uri: uri), headers: SIPHeaders(headers), body: body)
     }
 
+    /// Whether this is a request rather than a response.
     public var isRequest: Bool {
         if case .request = startLine { true } else { false }
     }
@@ -53,6 +57,11 @@ public struct SIPMessage: Hashable, Sendable {
     /// The status code of a response.
     public var statusCode: Int? {
         if case .response(let code, _) = startLine { code } else { nil }
+    }
+
+    /// The reason phrase of a response.
+    public var reasonPhrase: String? {
+        if case .response(_, let reason) = startLine { reason } else { nil }
     }
 
     /// The body as text, when it is UTF-8.

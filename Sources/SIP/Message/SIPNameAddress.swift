@@ -3,6 +3,7 @@
 public struct SIPNameAddress: Hashable, Sendable, CustomStringConvertible {
     /// The display name without quotes, if any.
     public var displayName: String?
+    /// The address.
     public var uri: SIPURI
     /// Header parameters after the URI (`tag`, `expires`, …), not the URI's own parameters.
     public var parameters: SIPParameters

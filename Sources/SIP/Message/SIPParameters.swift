@@ -14,6 +14,7 @@ public struct SIPParameters: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The parameters in order.
     public private(set) var items: [Parameter]
 
     public init(_ items: [Parameter] = []) { self.items = items }

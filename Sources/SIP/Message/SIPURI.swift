@@ -12,7 +12,9 @@ public struct SIPURI: Hashable, Sendable, CustomStringConvertible {
     public var password: String?
     /// A host name, IPv4 address or bracketed IPv6 reference (`[::1]`).
     public var host: String
+    /// The port, if written.
     public var port: UInt16?
+    /// URI parameters (`transport`, `lr`, …), as written.
     public var parameters: SIPParameters
     /// The `?name=value&…` part without the `?`, as written.
     public var headers: String?

@@ -4,7 +4,9 @@ public struct SIPVia: Hashable, Sendable, CustomStringConvertible {
     public var transport: String
     /// The sent-by host.
     public var host: String
+    /// The sent-by port, if written.
     public var port: UInt16?
+    /// `branch`, `rport`, `received`, …
     public var parameters: SIPParameters
 
     public init(transport: String = "TCP", host: String, port: UInt16? = nil, parameters: SIPParameters = SIPParameters()) {

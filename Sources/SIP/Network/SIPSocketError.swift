@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call on a socket, with its errno.
+public struct SIPSocketError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The call that failed, such as `bind`.
+    public let operation: String
+    /// The errno the call set.
+    public let errno: Int32
+
+    init(_ operation: String, errno: Int32 = Glibc.errno) {
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String { "\(operation): \(String(cString: strerror(errno)))" }
+}

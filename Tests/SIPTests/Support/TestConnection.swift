@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import SIP
+
+/// A blocking TCP connection to 127.0.0.1 that reads framed SIP messages with poll() deadlines.
+final class TestConnection {
+    let fd: Int32
+    private var framer = SIPStreamFramer()
+    private var queue: [SIPStreamItem] = []
+    private(set) var isOpen = true
+
+    init(port: UInt16) throws {
+        fd = try SIPSocket.connect(host: "127.0.0.1", port: port)
+    }
+
+    deinit { close() }
+
+    func localPort() throws -> UInt16 { try SIPSocket.localPort(fd) }
+
+    func send(_ message: SIPMessage) throws { try sendBytes(message.serialized()) }
+
+    func sendBytes(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw SIPSocketError("send") }
+            offset += count
+        }
+    }
+
+    /// Reads once (call after poll() said readable) and queues the complete items; marks
+    /// the connection closed at end of stream.
+    func readAvailable() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else {
+            isOpen = false
+            return
+        }
+        framer.append(chunk[..<count])
+        while let item = try framer.next() { queue.append(item) }
+    }
+
+    /// Takes the queued items.
+    func takeItems() -> [SIPStreamItem] {
+        defer { queue.removeAll() }
+        return queue
+    }
+
+    /// The next item, waiting at most `timeout`.
+    func receiveItem(within timeout: Duration = .seconds(5)) throws -> SIPStreamItem {
+        let deadline = ContinuousClock.now + timeout
+        while queue.isEmpty {
+            guard isOpen else { throw TestFailure("connection closed while waiting for a message") }
+            try waitReadable(fd, until: deadline)
+            try readAvailable()
+        }
+        return queue.removeFirst()
+    }
+
+    /// The next message (skipping keep-alives), waiting at most `timeout`.
+    func receive(within timeout: Duration = .seconds(5)) throws -> SIPMessage {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if case .message(let message) = try receiveItem(within: deadline - .now) { return message }
+        }
+    }
+
+    /// Waits until the peer closes the connection.
+    func waitForClose(within timeout: Duration = .seconds(5)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while isOpen {
+            try waitReadable(fd, until: deadline)
+            try readAvailable()
+        }
+    }
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        _ = Glibc.close(fd)
+    }
+}
+
+/// Waits for `fd` to become readable, or throws when `deadline` passes.
+func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
+    while true {
+        let remaining = deadline - .now
+        guard remaining > .zero else { throw TestFailure("timed out waiting for data on fd \(fd)") }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, milliseconds(remaining))
+        if ready > 0 { return }
+        if ready < 0 && errno != EINTR { throw SIPSocketError("poll") }
+    }
+}
+
+/// A poll() timeout in whole milliseconds, rounded up so a deadline is never polled early.
+func milliseconds(_ duration: Duration) -> Int32 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+}
+
+/// A test failure with a message that says what was being waited for.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import SIP
+
+/// Collects a SIPRegistrar's observer events (delivered on the registrar's thread) and lets
+/// a test wait for one.
+final class TrafficRecorder: @unchecked Sendable {
+    // `events` is guarded by `condition`.
+    private let condition = NSCondition()
+    private var events: [SIPTrafficEvent] = []
+
+    var observer: SIPRegistrar.Observer {
+        { [self] event in
+            condition.lock()
+            events.append(event)
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    var recorded: [SIPTrafficEvent] {
+        condition.lock()
+        defer { condition.unlock() }
+        return events
+    }
+
+    /// Waits until an event satisfies `predicate`, or throws after `timeout`.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Duration = .seconds(5), _ predicate: (SIPTrafficEvent) -> Bool) throws -> SIPTrafficEvent {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let event = events.first(where: predicate) { return event }
+            guard condition.wait(until: deadline) else { throw TestFailure("timed out waiting for \(what)") }
+        }
+    }
+}
+
+extension SIPTrafficEvent {
+    var isConnectionClosed: Bool {
+        if case .connectionClosed = kind { true } else { false }
+    }
+
+    var message: SIPMessage? {
+        switch kind {
+        case .received(let message), .sent(let message): message
+        default: nil
+        }
+    }
+}
