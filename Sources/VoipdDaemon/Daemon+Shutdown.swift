@@ -6,6 +6,7 @@ extension Daemon {
     /// Leaves nothing stopped: every suspended app is resumed (it stays in the background
     /// and reconnects to the next voipd), then the control socket is removed.
     func shutDown() {
+        notifier.notify(["STOPPING=1", "STATUS=stopping: resuming suspended apps"])
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
         unlink(configuration.socketPath)

@@ -34,6 +34,7 @@ public final class Daemon {
     var locked = false
     var memoryPressure: FileDescriptor?
     var running = true
+    let notifier: ServiceNotifier
     /// Inputs raised while performing actions, fed once the current batch is done, so the
     /// state machine is never re-entered.
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
@@ -47,6 +48,7 @@ public final class Daemon {
     public init(configuration: DaemonConfiguration) throws {
         self.configuration = configuration
         log = Logger(level: configuration.logLevel)
+        notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)
         // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
         Glibc.signal(SIGPIPE, SIG_IGN)
@@ -65,6 +67,7 @@ public final class Daemon {
     /// Serves until SIGTERM or SIGINT, then leaves no app stopped.
     public func run() throws {
         log.notice("voipd listening on \(configuration.socketPath) (pid \(getpid()), suspension by \(suspender.name))")
+        notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
             try loop.epoll.wait { readiness in
@@ -219,6 +222,13 @@ public final class Daemon {
             process.stopCheckDelay = .microseconds(200)
             checkStop(app)
         }
+    }
+
+    /// The one-line summary for the service manager's STATUS=.
+    var statusLine: String {
+        let suspended = apps.values.filter { $0.lifecycle.state == .suspended }.count
+        let running = apps.values.filter { $0.lifecycle.phase.isAlive }.count
+        return "\(running) apps running, \(suspended) suspended, \(registry.count) VoIP sockets held"
     }
 
     /// Confirms a stop from /proc (the process is not voipd's child, or a SIGCHLD arrived).

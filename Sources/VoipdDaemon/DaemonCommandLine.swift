@@ -61,6 +61,7 @@ public enum DaemonCommandLine {
         }
         var configuration = DaemonConfiguration(socketPath: path, timings: LifecycleTimings().scaled(by: scale))
         configuration.timeScale = scale
+        configuration.environment = environment
         configuration.logLevel = level
         configuration.socketQuota = quota
         if !pressure { configuration.memoryPressureTrigger = nil }

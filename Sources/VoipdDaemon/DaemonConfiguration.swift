@@ -20,6 +20,8 @@ public struct DaemonConfiguration: Sendable {
     public var memoryPressureTrigger: String? = "some 150000 2000000"
     /// Permissions of the control socket.
     public var socketMode: UInt32 = 0o666
+    /// The environment voipd started with (NOTIFY_SOCKET, LISTEN_FDS, …).
+    public var environment: [String: String] = [:]
 
     public init(socketPath: String, timings: LifecycleTimings = LifecycleTimings()) {
         self.socketPath = socketPath

@@ -1,6 +1,6 @@
 /// The type of a frame (a little-endian u16 in its header). Values are fixed forever;
 /// docs/PROTOCOL.md lists each with its body and descriptors.
-public enum MessageType: UInt16, Sendable, CaseIterable, CustomStringConvertible {
+public enum MessageType: UInt16, Sendable, CaseIterable {
     // App → voipd.
     case hello = 1
     case registerSocket = 2
@@ -37,6 +37,4 @@ public enum MessageType: UInt16, Sendable, CaseIterable, CustomStringConvertible
 
     /// Whether a client may send it (replies and events flow the other way).
     public var isRequest: Bool { rawValue < 128 }
-
-    public var description: String { "\(self)".replacingOccurrences(of: "MessageType.", with: "") }
 }

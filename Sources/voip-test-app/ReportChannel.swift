@@ -15,6 +15,8 @@ final class ReportChannel {
     func report(_ fields: [String: Any]) {
         guard var data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
         data.append(0x0a)
+        // Also on stderr (voipd's log, under a test): a post-mortem shows what the app said.
+        _ = data.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         try? descriptor.writeAll(Array(data))
     }
 

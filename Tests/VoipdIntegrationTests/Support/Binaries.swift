@@ -1,0 +1,45 @@
+import Glibc
+import VoipdSystem
+
+/// The package's executables, built next to the test bundle.
+enum Binaries {
+    static let directory: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let exe = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        return parentDirectory(exe)
+    }()
+
+    static func path(_ name: String) -> String { directory + "/" + name }
+
+    static var voipd: String { path("voipd") }
+    static var voipctl: String { path("voipctl") }
+    static var testApp: String { path("voip-test-app") }
+}
+
+func parentDirectory(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return String(path[..<slash])
+}
+
+/// A fresh private directory under /tmp, removed with ``removeTree(_:)``.
+func makeTemporaryDirectory(_ prefix: String) throws -> String {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    guard let result = mkdtemp(&template) else { throw Errno.current("mkdtemp") }
+    chmod(result, 0o755)
+    return String(cString: result)
+}
+
+func removeTree(_ path: String) {
+    guard path.hasPrefix("/tmp/") else { return }
+    if let directory = opendir(path) {
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            let child = path + "/" + name
+            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
+        }
+        closedir(directory)
+    }
+    rmdir(path)
+}

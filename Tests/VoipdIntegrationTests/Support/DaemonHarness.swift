@@ -1,0 +1,122 @@
+import Foundation
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// A real voipd in a private directory, ready when its READY=1 arrives on the notify socket,
+/// with a follower of its event stream and a report socket for test apps. ``stop()`` ends
+/// every process it started, by pid, and removes the directory.
+final class DaemonHarness {
+    let directory: String
+    let socketPath: String
+    let logPath: String
+    let daemon: TestProcess
+    let control: VoipdControl
+    private let follower: VoipdControl
+    private var transitions: [TransitionRecord] = []
+    let reports: ReportServer
+    private var apps: [TestAppHandle] = []
+
+    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = []) throws {
+        directory = try makeTemporaryDirectory("voipd-test")
+        socketPath = directory + "/voipd.sock"
+        logPath = directory + "/voipd.log"
+        let notify = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
+        try bindDatagram(notify, path: directory + "/notify.sock")
+        let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+        daemon = try TestProcess(
+            [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"] + arguments,
+            environment: currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") }
+                + ["NOTIFY_SOCKET=\(directory)/notify.sock"] + environment,
+            output: log.rawValue)
+        let deadline = Deadline(.seconds(20))
+        var ready = false
+        while !ready {
+            guard waitReadable(notify.rawValue, deadline) else {
+                daemon.stop()
+                throw TimedOut(description: "voipd did not report READY=1; log:\n\(ProcFS.read(logPath) ?? "")")
+            }
+            let message = try notify.read(upTo: 4096)
+            ready = String(decoding: message, as: UTF8.self).split(separator: "\n").contains("READY=1")
+        }
+        control = try VoipdControl(socketPath: socketPath)
+        follower = try VoipdControl(socketPath: socketPath)
+        transitions = try follower.events(follow: true)
+        reports = try ReportServer(path: directory + "/report.sock")
+    }
+
+    /// The daemon's log so far (for failure messages).
+    var log: String { ProcFS.read(logPath) ?? "" }
+
+    /// Launches the test app under supervision and waits for its hello.
+    func launchTestApp(_ name: String, _ arguments: [String] = [], background: Bool = false, relaunchOnData: Bool = true,
+                       exitsOnSuspend: Bool = false) throws -> TestAppHandle {
+        _ = try control.launch([Binaries.testApp, "--report", reports.path] + arguments, name: name, background: background,
+                               exitsOnSuspend: exitsOnSuspend, relaunchOnData: relaunchOnData)
+        return try acceptApp(name)
+    }
+
+    /// Waits for a test app (launched or relaunched) to connect its report channel and say hello.
+    func acceptApp(_ name: String, timeout: Duration = .seconds(20)) throws -> TestAppHandle {
+        let app = try reports.accept(name: name, timeout: timeout)
+        apps.append(app)
+        _ = try app.expect(timeout: timeout) { $0["event"] as? String == "hello" }
+        return app
+    }
+
+    /// Waits for `app` to reach `state` (a transition reported by the event stream), newer
+    /// than the transitions already seen.
+    @discardableResult
+    func waitForState(_ app: String, _ state: AppState, timeout: Duration = .seconds(20)) throws -> TransitionRecord {
+        if let index = transitions.firstIndex(where: { $0.app == app && $0.to == state }) {
+            let record = transitions[index]
+            transitions.removeSubrange(...index)
+            return record
+        }
+        transitions.removeAll()
+        let deadline = Deadline(timeout)
+        while !deadline.hasPassed {
+            guard let record = try follower.nextTransition(timeoutMilliseconds: deadline.remainingMilliseconds) else { break }
+            if record.app == app && record.to == state { return record }
+        }
+        throw TimedOut(description: "\(app) did not reach \(state.rawValue); status: \((try? control.status(app)) ?? []); log tail:\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
+    }
+
+    /// Forgets the transitions seen so far, so the next wait looks only at new ones.
+    func discardTransitions() {
+        transitions.removeAll()
+        while let record = try? follower.nextTransition(timeoutMilliseconds: 0) { _ = record }
+    }
+
+    func status(_ app: String) throws -> AppStatus { try control.app(app) }
+
+    /// Stops every app process still alive (by pid), then the daemon, then removes the directory.
+    func stop() {
+        for app in (try? control.status()) ?? [] {
+            // A raw protocol client in this process may have identified as an app.
+            if let pid = app.pid, pid != getpid() {
+                kill(pid, SIGCONT)
+                kill(pid, SIGKILL)
+            }
+        }
+        for app in apps { app.stopProcesses() }
+        try? daemon.pidfd.send(SIGTERM)
+        if (try? daemon.waitForExit(.seconds(10))) == nil { daemon.stop() }
+        // VOIPD_TEST_KEEP=1 keeps the directory (and the daemon's log) for a post-mortem.
+        if getenv("VOIPD_TEST_KEEP") == nil { removeTree(directory) }
+    }
+}
+
+private func bindDatagram(_ fd: borrowing FileDescriptor, path: String) throws {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    _ = try withUnsafePointer(to: &address) { pointer in
+        try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+            try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+import VoipdSystem
+
+/// The core of the product (TN2277's VoIP sockets): suspended in the background, woken by
+/// data on a held socket, sockets kept across crash and relaunch.
+@Suite("Wake path", .serialized)
+struct WakePathTests {
+    /// Launches the test app and registers a TCP connection to `peer` as VoIP socket "sip".
+    static func appWithVoIPSocket(_ harness: DaemonHarness, _ name: String, peer: TCPPeer, arguments: [String] = [],
+                                  relaunchOnData: Bool = true) throws -> (TestAppHandle, PeerConnection) {
+        let app = try harness.launchTestApp(name, arguments, relaunchOnData: relaunchOnData)
+        try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+        let remote = try peer.accept()
+        try app.expect { $0["event"] as? String == "registered" }
+        return (app, remote)
+    }
+
+    static func suspend(_ harness: DaemonHarness, _ app: TestAppHandle) throws {
+        try harness.control.command(.background, app.name)
+        try app.expectEvent("willResignActive")
+        try app.expectEvent("didEnterBackground")
+        try harness.waitForState(app.name, .suspended)
+    }
+
+    @Test("background suspends the app (state T); data on its VoIP socket wakes it; it reads the bytes itself")
+    func suspendAndWake() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        // It keeps the wake open (no ack) so the test can see it running.
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try Self.suspend(harness, app)
+        #expect(processState(app.pid) == "T")
+        #expect(try harness.status("phone").state == .suspended)
+        #expect(try harness.control.sockets("phone").map(\.watching) == [true])
+
+        let invite = "INVITE sip:phone@voipd.invalid SIP/2.0\r\nContent-Length: 0\r\n\r\n"
+        try remote.write(invite)
+        let event = try app.expectEvent("voipSocketReadable")
+        #expect(event["socket"] as? String == "sip")
+        #expect(event["bytes"] as? Int == invite.utf8.count)
+        #expect(event["peerClosed"] as? Bool == false)
+        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
+        #expect(read["data"] as? String == invite)
+        // Unacknowledged, the wake is still in progress: the app runs, in the background.
+        #expect(processState(app.pid) != "T")
+        #expect(try harness.status("phone").state == .background)
+        #expect(try harness.status("phone").wakes == 1)
+
+        try app.send(["cmd": "ack", "id": event["id"] as! Int])
+        try harness.waitForState("phone", .suspended)
+        #expect(processState(app.pid) == "T")
+        // The daemon never read the data: nothing of it is left, and it was the app that read it.
+        #expect(try harness.control.sockets("phone").first?.bytesAvailable == 0)
+    }
+
+    @Test("foreground resumes the app and stops watching its sockets; it reads them itself")
+    func foregroundDisarms() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        try Self.suspend(harness, app)
+        try harness.control.command(.foreground, "phone")
+        try app.expectEvent("willEnterForeground")
+        try app.expectEvent("didBecomeActive")
+        try harness.waitForState("phone", .active)
+        #expect(processState(app.pid) != "T")
+        #expect(try harness.control.sockets("phone").map(\.watching) == [false])
+
+        try remote.write("OPTIONS")
+        let read = try app.expect { $0["event"] as? String == "read" }
+        #expect(read["data"] as? String == "OPTIONS")
+        #expect(try harness.status("phone").wakes == 0)
+        #expect(!app.received("voipSocketReadable"))
+    }
+
+    @Test("data that arrives after the app's last look, before it is stopped, still wakes it")
+    func noLostWakeUp() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        // The app neither reads on its own nor acknowledges didEnterBackground or the wake
+        // by itself: the test does, when it has seen what it wants.
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer,
+                                                        arguments: ["--no-read", "--no-ack", "didEnterBackground", "--no-ack", "voipSocketReadable"])
+        try harness.control.command(.background, "phone")
+        let entered = try app.expectEvent("didEnterBackground")
+        try remote.write("late")
+        // Acknowledged only now: the data is already there when the daemon arms and stops.
+        try app.send(["cmd": "ack", "id": entered["id"] as! Int])
+        let event = try app.expectEvent("voipSocketReadable")
+        #expect(event["bytes"] as? Int == 4)
+        try app.send(["cmd": "read", "socket": "sip"])
+        let read = try app.expect { $0["event"] as? String == "read" }
+        #expect(read["data"] as? String == "late")
+        try app.send(["cmd": "ack", "id": event["id"] as! Int])
+        try harness.waitForState("phone", .suspended)
+        #expect(processState(app.pid) == "T")
+    }
+
+    @Test("held sockets survive a crash; relaunched under the same name the app gets them back with the data that arrived meanwhile")
+    func socketsSurviveCrashAndManualRelaunch() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, relaunchOnData: false)
+        try Self.suspend(harness, app)
+        kill(app.pid, SIGKILL)
+        let ended = try harness.waitForState("phone", .terminated)
+        #expect(ended.reason.contains("SIGKILL"))
+        #expect(try harness.status("phone").voipSockets == 1)
+
+        try remote.write("while you were dead")
+        #expect(try harness.control.sockets("phone").first?.bytesAvailable == 19)
+        let again = try harness.launchTestApp("phone")
+        let hello = again.history.first { $0["event"] as? String == "hello" }
+        #expect(hello?["restored"] as? [String] == ["sip"])
+        let read = try again.expect { $0["event"] as? String == "read" }
+        #expect(read["data"] as? String == "while you were dead")
+        // And the connection still works both ways.
+        try again.send(["cmd": "write", "socket": "sip", "data": "SIP/2.0 200 OK"])
+        let answer = try remote.read()
+        #expect(answer == "SIP/2.0 200 OK")
+    }
+
+    @Test("data for a suspended app that was killed relaunches it in the background; sockets come before the event")
+    func relaunchOnData() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        try Self.suspend(harness, app)
+        kill(app.pid, SIGKILL)
+        try harness.waitForState("phone", .terminated)
+
+        try remote.write("INVITE")
+        let relaunched = try harness.acceptApp("phone")
+        let hello = relaunched.history.first { $0["event"] as? String == "hello" }
+        #expect(hello?["restored"] as? [String] == ["sip"])
+        #expect(hello?["state"] as? String == "background")
+        let event = try relaunched.expectEvent("voipSocketReadable")
+        #expect(event["socket"] as? String == "sip")
+        let read = try relaunched.expect { $0["event"] as? String == "read" }
+        #expect(read["data"] as? String == "INVITE")
+        try harness.waitForState("phone", .suspended)
+        #expect(processState(relaunched.pid) == "T")
+        #expect(try harness.status("phone").launches == 2)
+    }
+
+    @Test("an app retrieves a duplicate of its held socket and can unregister it")
+    func retrieveAndUnregister() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        try app.send(["cmd": "retrieve", "socket": "sip"])
+        let retrieved = try app.expect { $0["event"] as? String == "retrieved" }
+        #expect(retrieved["sameSocket"] as? Bool == true)
+        try app.send(["cmd": "unregister", "socket": "sip"])
+        try app.expect { $0["event"] as? String == "unregistered" }
+        #expect(try harness.control.sockets("phone").isEmpty)
+        try app.send(["cmd": "retrieve", "socket": "sip"])
+        let error = try app.expect { $0["event"] as? String == "error" }
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains("noSuchSocket"), "\(message)")
+    }
+
+    @Test("the app may close its own copy: the held one still wakes it and can be retrieved")
+    func appClosesItsCopy() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        try app.send(["cmd": "closeOwn", "socket": "sip"])
+        try app.expect { $0["event"] as? String == "closed" }
+        try Self.suspend(harness, app)
+        try remote.write("ring")
+        let event = try app.expectEvent("voipSocketReadable")
+        #expect(event["bytes"] as? Int == 4)
+        try harness.waitForState("phone", .suspended)
+        #expect(try harness.control.sockets("phone").first?.bytesAvailable == 4)
+    }
+
+    @Test("SIGTERM stops voipd without leaving any app stopped")
+    func shutdownResumes() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try TCPPeer()
+        let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        try Self.suspend(harness, app)
+        #expect(processState(app.pid) == "T")
+        try harness.daemon.pidfd.send(SIGTERM)
+        let status = try harness.daemon.waitForExit(.seconds(10))
+        #expect(status == .exited(0))
+        #expect(processState(app.pid) != "T")
+        #expect(processState(app.pid) != nil)
+    }
+}
