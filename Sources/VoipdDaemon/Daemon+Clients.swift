@@ -42,7 +42,7 @@ extension Daemon {
             guard clients[client.id] != nil, !client.closing else { return }
             let received: Received
             do {
-                received = try codec.receive(from: client.descriptor.rawValue)
+                received = try codec.receive(from: client.descriptor.rawValue, maxDescriptors: MessageType.descriptorRoomFromClient)
             } catch let error as ProtocolError {
                 metrics.protocolErrors += 1
                 log.info("client \(client.id) (pid \(client.credentials.pid)): \(error)")

@@ -25,12 +25,16 @@ extension Daemon {
             }
         }
         // One descriptor serves for both output and error; two are output, then error.
-        let outputRaw = descriptors.count > 0 ? descriptors.peek(0) : nil
-        let errorRaw = descriptors.count > 1 ? descriptors.peek(1) : outputRaw
-        let output = try outputRaw.map { try FileDescriptor(duplicating: $0).release() }
-        let errorFD = try errorRaw.map { try FileDescriptor(duplicating: $0).release() }
+        let output = descriptors.count > 0 ? descriptors.take(0)?.release() : nil
+        let error: CInt?
+        do {
+            error = descriptors.count > 1 ? descriptors.take(1)?.release() : try output.map { try FileDescriptor(duplicating: $0).release() }
+        } catch {
+            if let output { close(output) }
+            throw ProtocolError(.internalError, "cannot duplicate the output descriptor: \(error)")
+        }
         let specification = LaunchSpecification(arguments: request.arguments, environment: request.environment ?? [],
-                                                workingDirectory: request.workingDirectory, adoptingOutput: output, error: errorFD)
+                                                workingDirectory: request.workingDirectory, adoptingOutput: output, error: error)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)

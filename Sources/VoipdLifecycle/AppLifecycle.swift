@@ -38,7 +38,7 @@ public struct AppLifecycle: Sendable {
     public private(set) var wakeCount = 0
     /// Times the process was started (first launch included).
     public private(set) var launchCount = 0
-    /// Relaunches delayed by the throttle, in a row.
+    /// Deaths in a row of a process that ran less than `relaunchThrottle`.
     public private(set) var quickDeaths = 0
     public private(set) var relaunchScheduled = false
 
@@ -487,12 +487,14 @@ public struct AppLifecycle: Sendable {
         emit(.launch(inBackground: inBackground, reason: reason))
     }
 
-    /// How long until a relaunch may happen: nothing after a run that lasted, and a gap
-    /// doubling with each quick death otherwise.
+    /// How long until a relaunch may happen. A single quick death relaunches at once: an
+    /// incoming call must not wait because the app crashed once. From the second quick
+    /// death in a row, relaunches are at least `relaunchThrottle` apart (launchd's
+    /// ThrottleInterval), the gap doubling with each further one up to the maximum.
     private func relaunchDelay() -> Duration {
-        guard quickDeaths > 0, let launchedAt else { return .zero }
+        guard quickDeaths > 1, let launchedAt else { return .zero }
         var gap = timings.relaunchThrottle
-        for _ in 1..<quickDeaths where gap < timings.relaunchThrottleMaximum { gap = gap * 2 }
+        for _ in 2..<quickDeaths where gap < timings.relaunchThrottleMaximum { gap = gap * 2 }
         gap = min(gap, timings.relaunchThrottleMaximum)
         let earliest = launchedAt + gap
         return earliest > now ? earliest - now : .zero

@@ -32,6 +32,10 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         }
     }
 
+    /// The most descriptors any client frame carries; room is made for a few more, so that
+    /// "too many" is reported precisely before the kernel starts cutting (MSG_CTRUNC).
+    public static let descriptorRoomFromClient = 4
+
     /// The least descriptors a frame of this type must carry from a client.
     public var minimumDescriptorsFromClient: Int { self == .registerSocket ? 1 : 0 }
 

@@ -39,8 +39,10 @@ public final class WireCodec {
 
     /// Reads one frame from a non-blocking connection. A bad frame throws a
     /// `ProtocolError`, and every descriptor it carried is closed by then.
-    public func receive(from fd: CInt) throws -> Received {
-        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize, maxDescriptors: Frame.maximumDescriptors) else {
+    /// `maxDescriptors` is the room made for descriptors: more than that arrive with
+    /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
+    public func receive(from fd: CInt, maxDescriptors: Int = Frame.maximumDescriptors) throws -> Received {
+        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
             return .nothing
         }
         if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }

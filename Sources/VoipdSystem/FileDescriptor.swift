@@ -88,6 +88,7 @@ public func openFile(_ path: String, flags: CInt, mode: mode_t = 0o644) throws -
 }
 
 /// Two descriptors made together: both ends of a pipe or of a socket pair.
+@frozen
 public struct DescriptorPair: ~Copyable {
     public var first: FileDescriptor
     public var second: FileDescriptor

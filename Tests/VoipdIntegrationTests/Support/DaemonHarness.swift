@@ -71,16 +71,18 @@ final class DaemonHarness {
     /// than the transitions already seen.
     @discardableResult
     func waitForState(_ app: String, _ state: AppState, timeout: Duration = .seconds(20)) throws -> TransitionRecord {
-        if let index = transitions.firstIndex(where: { $0.app == app && $0.to == state }) {
+        // Consumes the match and this app's transitions before it; other apps' stay.
+        func take(_ index: Int) -> TransitionRecord {
             let record = transitions[index]
-            transitions.removeSubrange(...index)
+            transitions = transitions.enumerated().filter { $0.offset > index || $0.element.app != app }.map(\.element)
             return record
         }
-        transitions.removeAll()
+        if let index = transitions.firstIndex(where: { $0.app == app && $0.to == state }) { return take(index) }
         let deadline = Deadline(timeout)
         while !deadline.hasPassed {
             guard let record = try follower.nextTransition(timeoutMilliseconds: deadline.remainingMilliseconds) else { break }
-            if record.app == app && record.to == state { return record }
+            transitions.append(record)
+            if record.app == app && record.to == state { return take(transitions.count - 1) }
         }
         throw TimedOut(description: "\(app) did not reach \(state.rawValue); status: \((try? control.status(app)) ?? []); log tail:\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
     }

@@ -39,11 +39,15 @@ struct RelaunchTests {
         #expect(driver.feed(.socketReady(sipData)).steps == [.disarm])
     }
 
-    @Test("quick deaths delay the relaunch by a gap that doubles up to the maximum")
+    @Test("one quick death relaunches at once; from the second in a row the gap doubles up to the maximum")
     func throttle() {
         var driver = Driver.at(.notRunning)
         let gaps: [Duration] = [10, 20, 40, 80, 160, 300, 300].map { .seconds($0) }
         driver.feed(.launched(inBackground: true, reason: "first"))
+        driver.feed(.processExited(.exited(code: 1)), after: .seconds(1))
+        #expect(driver.app.quickDeaths == 1)
+        #expect(driver.feed(.socketReady(sipData)).steps == [.launch(inBackground: true)], "a single crash is not throttled")
+        driver.feed(.launched(inBackground: true, reason: "relaunched"))
         for gap in gaps {
             driver.feed(.processExited(.exited(code: 1)), after: .seconds(1))
             let data = driver.feed(.socketReady(sipData))
@@ -65,7 +69,11 @@ struct RelaunchTests {
     @Test("data reported twice for the same socket while the relaunch waits is delivered once")
     func oneReportPerSocket() {
         var driver = Driver.at(.notRunning)
+        // Two quick deaths in a row, so the second relaunch waits for the throttle.
         driver.feed(.launched(inBackground: true, reason: "first"))
+        driver.feed(.processExited(.exited(code: 1)), after: .seconds(1))
+        driver.feed(.socketReady(sipData))
+        driver.feed(.launched(inBackground: true, reason: "second"))
         driver.feed(.processExited(.exited(code: 1)), after: .seconds(1))
         driver.feed(.socketReady(sipData))
         driver.feed(.socketReady(SocketReadiness(name: "sip", bytesAvailable: 900, peerClosed: false)))

@@ -1,0 +1,202 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdSystem
+
+/// Bad input gets a clear error, and nothing is lost: the daemon keeps serving, leaks no
+/// descriptor, and closes every descriptor that came with a refused message.
+@Suite("Bad input", .serialized)
+struct BadInputTests {
+    /// Runs `body` against a fresh daemon, then checks that a new client is served and that
+    /// the daemon's descriptors are back to their count before.
+    static func withDaemon(_ body: (DaemonHarness) throws -> Void) throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let baseline = openDescriptorCount(harness.daemon.pid)
+        try body(harness)
+        let fresh = try VoipdControl(socketPath: harness.socketPath)
+        let apps = try fresh.status()
+        // A raw client that said hello made this test process an app: voipd tracks it by a
+        // pidfd for as long as it lives. Everything else must be gone.
+        let tracked = apps.filter { $0.pid == getpid() }.count
+        // Each round trip lets the daemon process the disconnections queued before it.
+        var count = -1
+        for _ in 0..<50 {
+            _ = try harness.control.status()
+            count = openDescriptorCount(harness.daemon.pid) - 1 - tracked // the fresh client's connection, the pidfds
+            if count == baseline { break }
+        }
+        #expect(count == baseline, "voipd holds \(count) descriptors beyond \(tracked) pidfds, \(baseline) before")
+    }
+
+    static func expectRefusal(_ client: RawClient, _ code: String, closes: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let answer = try client.reply()
+        #expect(!answer.ok, sourceLocation: sourceLocation)
+        #expect(answer.code == code, "\(answer.message ?? "")", sourceLocation: sourceLocation)
+        #expect(answer.message?.isEmpty == false, "the error says why", sourceLocation: sourceLocation)
+        if closes { #expect(client.isClosedByDaemon(), "the connection is closed after \(code)", sourceLocation: sourceLocation) }
+    }
+
+    /// A client identified as an app (the test process itself: never backgrounded here).
+    static func identified(_ harness: DaemonHarness, as name: String) throws -> RawClient {
+        let client = try RawClient(socketPath: harness.socketPath)
+        try client.request(type: 1, #"{"id":1,"name":"\#(name)"}"#)
+        #expect(try client.reply().ok)
+        return client
+    }
+
+    @Test("a frame shorter than its header, or than the body its header declares")
+    func truncatedFrames() throws {
+        try Self.withDaemon { harness in
+            let short = try RawClient(socketPath: harness.socketPath)
+            try short.send([1, 0, 0])
+            try Self.expectRefusal(short, "truncatedFrame", closes: true)
+            let cut = try RawClient(socketPath: harness.socketPath)
+            try cut.send(RawClient.frame(type: 17, body: #"{"id":5}"#, declaredLength: 100))
+            try Self.expectRefusal(cut, "truncatedFrame", closes: true)
+        }
+    }
+
+    @Test("an unknown message type, a reply type sent to the daemon, another protocol version")
+    func unknownTypes() throws {
+        try Self.withDaemon { harness in
+            let unknown = try RawClient(socketPath: harness.socketPath)
+            try unknown.request(type: 999, #"{"id":7}"#)
+            try Self.expectRefusal(unknown, "unknownType", closes: true)
+            let reply = try RawClient(socketPath: harness.socketPath)
+            try reply.request(type: 128, #"{"id":8}"#)
+            try Self.expectRefusal(reply, "unknownType", closes: true)
+            let version = try RawClient(socketPath: harness.socketPath)
+            try version.send(RawClient.frame(type: 17, body: #"{"id":9}"#, version: 9))
+            try Self.expectRefusal(version, "unsupportedVersion", closes: true)
+        }
+    }
+
+    @Test("an oversized frame")
+    func oversized() throws {
+        try Self.withDaemon { harness in
+            let client = try RawClient(socketPath: harness.socketPath)
+            try client.send(RawClient.frame(type: 17, body: #"{"id":1,"pad":""# + String(repeating: "x", count: 70_000) + #""}"#))
+            try Self.expectRefusal(client, "frameTooLarge", closes: true)
+        }
+    }
+
+    @Test("malformed JSON and a missing field")
+    func badBodies() throws {
+        try Self.withDaemon { harness in
+            let garbage = try RawClient(socketPath: harness.socketPath)
+            try garbage.request(type: 17, "{not json")
+            try Self.expectRefusal(garbage, "badRequest", closes: true)
+            let missing = try RawClient(socketPath: harness.socketPath)
+            try missing.request(type: 19, #"{"id":3,"verb":"background"}"#)
+            let answer = try missing.reply()
+            #expect(answer.code == "badRequest")
+            #expect(answer.id == 3, "the error names the request")
+            #expect(answer.message?.contains("name") == true)
+        }
+    }
+
+    @Test("more descriptors than the message carries: every one is closed")
+    func tooManyDescriptors() throws {
+        try Self.withDaemon { harness in
+            let client = try Self.identified(harness, as: "greedy")
+            let witnesses = try (0..<3).map { _ in try ClosureWitness() }
+            try client.request(type: 2, #"{"id":2,"name":"sip"}"#, descriptors: witnesses.map(\.descriptor))
+            witnesses.forEach { $0.dropOwnCopy() }
+            try Self.expectRefusal(client, "tooManyDescriptors", closes: true)
+            for witness in witnesses { #expect(witness.givenEndWasClosed(), "voipd closed the descriptor it refused") }
+            #expect(try harness.control.sockets("greedy").isEmpty)
+        }
+    }
+
+    @Test("descriptors beyond the room made for them arrive cut (MSG_CTRUNC): all are closed")
+    func controlTruncated() throws {
+        try Self.withDaemon { harness in
+            let client = try RawClient(socketPath: harness.socketPath)
+            let witnesses = try (0..<12).map { _ in try ClosureWitness() }
+            try client.request(type: 17, #"{"id":4}"#, descriptors: witnesses.map(\.descriptor))
+            witnesses.forEach { $0.dropOwnCopy() }
+            try Self.expectRefusal(client, "tooManyDescriptors", closes: true)
+            for witness in witnesses { #expect(witness.givenEndWasClosed()) }
+        }
+    }
+
+    @Test("a header that declares descriptors that do not come, or the reverse")
+    func descriptorMismatch() throws {
+        try Self.withDaemon { harness in
+            let client = try Self.identified(harness, as: "liar")
+            try client.send(RawClient.frame(type: 2, body: #"{"id":2,"name":"sip"}"#, declaredDescriptors: 1))
+            try Self.expectRefusal(client, "descriptorMismatch", closes: true)
+            let other = try RawClient(socketPath: harness.socketPath)
+            let witness = try ClosureWitness()
+            try other.send(RawClient.frame(type: 17, body: #"{"id":3}"#, declaredDescriptors: 0), descriptors: [witness.descriptor])
+            witness.dropOwnCopy()
+            try Self.expectRefusal(other, "descriptorMismatch", closes: true)
+            #expect(witness.givenEndWasClosed())
+        }
+    }
+
+    @Test("what is not a connected data socket cannot be a VoIP socket")
+    func notVoIPSockets() throws {
+        try Self.withDaemon { harness in
+            let client = try Self.identified(harness, as: "confused")
+            let pipe = try makePipe()
+            try client.request(type: 2, #"{"id":2,"name":"pipe"}"#, descriptors: [pipe.first.rawValue])
+            try Self.expectRefusal(client, "notASocket", closes: false)
+            let listener = try Socket.listenTCP()
+            try client.request(type: 2, #"{"id":3,"name":"listener"}"#, descriptors: [listener.rawValue])
+            try Self.expectRefusal(client, "listeningSocket", closes: false)
+            let unconnected = try Socket.make(domain: AF_INET, type: Socket.streamType)
+            try client.request(type: 2, #"{"id":4,"name":"loose"}"#, descriptors: [unconnected.rawValue])
+            try Self.expectRefusal(client, "notConnected", closes: false)
+            #expect(try harness.control.sockets("confused").isEmpty)
+        }
+    }
+
+    @Test("a duplicate socket name, a bad name, a request before hello")
+    func namesAndIdentity() throws {
+        try Self.withDaemon { harness in
+            let anonymous = try RawClient(socketPath: harness.socketPath)
+            let first = try Socket.pair()
+            try anonymous.request(type: 2, #"{"id":1,"name":"sip"}"#, descriptors: [first.first.rawValue])
+            try Self.expectRefusal(anonymous, "notIdentified", closes: false)
+
+            let client = try Self.identified(harness, as: "twice")
+            try client.request(type: 2, #"{"id":2,"name":"sip"}"#, descriptors: [first.first.rawValue])
+            #expect(try client.reply().ok)
+            let second = try Socket.pair()
+            try client.request(type: 2, #"{"id":3,"name":"sip"}"#, descriptors: [second.first.rawValue])
+            try Self.expectRefusal(client, "duplicateName", closes: false)
+            try client.request(type: 2, #"{"id":4,"name":"../etc"}"#, descriptors: [second.first.rawValue])
+            try Self.expectRefusal(client, "invalidName", closes: false)
+            #expect(try harness.control.sockets("twice").map(\.name) == ["sip"])
+            // The held socket goes with the app's record: unregister it so the count balances.
+            try client.request(type: 3, #"{"id":5,"name":"sip"}"#)
+            #expect(try client.reply().ok)
+        }
+    }
+
+    @Test("a peer that disconnects mid-request, or before saying anything")
+    func disconnects() throws {
+        try Self.withDaemon { harness in
+            var witnesses: [ClosureWitness] = []
+            for index in 0..<10 {
+                _ = try RawClient(socketPath: harness.socketPath)
+                let hasty = try RawClient(socketPath: harness.socketPath)
+                let witness = try ClosureWitness()
+                try hasty.request(type: 16, #"{"id":1,"arguments":["/bin/true"],"name":"hasty\#(index)","speaksProtocol":false}"#,
+                                  descriptors: [witness.descriptor])
+                witness.dropOwnCopy()
+                witnesses.append(witness)
+                // Gone before the reply arrives.
+            }
+            for index in 0..<10 {
+                try harness.waitForState("hasty\(index)", .terminated)
+                // The output descriptor it passed belongs to the app's launch record until
+                // that is forgotten.
+                try harness.control.command(.forget, "hasty\(index)")
+            }
+            for witness in witnesses { #expect(witness.givenEndWasClosed()) }
+        }
+    }
+}

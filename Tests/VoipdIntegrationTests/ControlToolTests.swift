@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+
+/// `voipctl`, the command-line tool: its output, its exit statuses, its refusals.
+@Suite("voipctl", .serialized)
+struct ControlToolTests {
+    static func voipctl(_ harness: DaemonHarness, _ arguments: String...) throws -> (status: Int32, output: String) {
+        try runCommand([Binaries.voipctl, "--socket", harness.socketPath] + arguments)
+    }
+
+    @Test("launch prints the name; status --json has the fields scripts rely on")
+    func launchAndStatus() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let launched = try Self.voipctl(harness, "launch", "--name", "sleeper", "--no-protocol", "--", "/bin/sleep", "300")
+        #expect(launched.status == 0)
+        #expect(launched.output == "sleeper\n")
+        let status = try Self.voipctl(harness, "status", "--json")
+        #expect(status.status == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+        let apps = json?["apps"] as? [[String: Any]] ?? []
+        #expect(apps.count == 1)
+        let app = apps.first ?? [:]
+        #expect(app["name"] as? String == "sleeper")
+        #expect((app["pid"] as? Int ?? 0) > 0)
+        #expect(app["state"] as? String == "active")
+        #expect(app["voipSockets"] as? Int == 0)
+        #expect(app["wakes"] as? Int == 0)
+        let table = try Self.voipctl(harness, "status")
+        #expect(table.output.hasPrefix("NAME"))
+        #expect(table.output.contains("sleeper"))
+    }
+
+    @Test("an app that does not speak the protocol is suspended and resumed all the same")
+    func silentApp() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        _ = try Self.voipctl(harness, "launch", "--name", "sleeper", "--no-protocol", "--", "/bin/sleep", "300")
+        let pid = try #require(try harness.status("sleeper").pid)
+        #expect(try Self.voipctl(harness, "background", "sleeper").status == 0)
+        try harness.waitForState("sleeper", .suspended)
+        #expect(processState(pid) == "T")
+        #expect(try Self.voipctl(harness, "foreground", "sleeper").status == 0)
+        try harness.waitForState("sleeper", .active)
+        #expect(processState(pid) != "T")
+        #expect(try Self.voipctl(harness, "kill", "sleeper").status == 0)
+        let ended = try harness.waitForState("sleeper", .terminated)
+        #expect(ended.reason.hasPrefix("forceQuit"))
+    }
+
+    @Test("exit statuses: 3 for no such app or no daemon, 2 for usage, 1 for a refusal")
+    func exitStatuses() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let missing = try Self.voipctl(harness, "background", "ghost")
+        #expect(missing.status == 3)
+        #expect(missing.output.contains("no app named ghost"))
+        #expect(try Self.voipctl(harness, "frobnicate").status == 2)
+        #expect(try Self.voipctl(harness, "launch", "/bin/true").status == 2, "the command goes after --")
+        #expect(try Self.voipctl(harness, "background").status == 2)
+        _ = try Self.voipctl(harness, "launch", "--name", "sleeper", "--no-protocol", "--", "/bin/sleep", "300")
+        let refused = try Self.voipctl(harness, "reclaim", "sleeper")
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("suspended"))
+        let nobody = try runCommand([Binaries.voipctl, "--socket", harness.directory + "/nothing.sock", "status"])
+        #expect(nobody.status == 3)
+        #expect(nobody.output.contains("voipd is not running"))
+    }
+
+    @Test("every verb has --help")
+    func help() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        for verb in ["launch", "status", "sockets", "background", "foreground", "interrupt", "interrupt-end", "terminate",
+                     "kill", "reclaim", "forget", "lock", "unlock", "memory-pressure", "events", "stats"] {
+            let help = try Self.voipctl(harness, verb, "--help")
+            #expect(help.status == 0, "\(verb)")
+            #expect(help.output.hasPrefix("usage: voipctl \(verb)"), "\(verb)")
+        }
+        #expect(try Self.voipctl(harness, "--help").output.contains("Exit status"))
+    }
+
+    @Test("events prints one line per transition: time, app, from, to, reason")
+    func events() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        _ = try Self.voipctl(harness, "launch", "--name", "sleeper", "--no-protocol", "--", "/bin/sleep", "300")
+        let lines = try Self.voipctl(harness, "events").output.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("sleeper  notRunning → active") == true)
+        let json = try Self.voipctl(harness, "events", "--json", "sleeper").output
+        let record = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(record?["app"] as? String == "sleeper")
+        #expect(record?["from"] as? String == "notRunning")
+        #expect(record?["to"] as? String == "active")
+        #expect(record?["time"] is Double)
+    }
+
+    @Test("a verb on an app is refused to another uid", .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv"), "needs root and setpriv"))
+    func otherUsersApps() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        _ = try Self.voipctl(harness, "launch", "--name", "rootapp", "--no-protocol", "--", "/bin/sleep", "300")
+        let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.voipctl, "--socket", harness.socketPath]
+        let refused = try runCommand(asNobody + ["background", "rootapp"])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("permissionDenied"))
+        let status = try runCommand(asNobody + ["status", "--json"])
+        #expect(status.status == 0)
+        #expect(status.output == #"{"apps":[]}"# + "\n", "another uid's apps are not shown")
+        let lock = try runCommand(asNobody + ["lock"])
+        #expect(lock.status == 1)
+        #expect(try harness.status("rootapp").state == .active)
+    }
+}

@@ -1,0 +1,46 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+
+/// Descriptors are closed exactly once: after apps and clients come and go, voipd holds what
+/// it held before.
+@Suite("Descriptor hygiene", .serialized)
+struct DescriptorHygieneTests {
+    @Test("voipd's open descriptors return to their count after apps come, register sockets, die and are forgotten")
+    func returnsToBaseline() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let baseline = openDescriptorCount(harness.daemon.pid)
+        let peer = try TCPPeer()
+        var remotes: [PeerConnection] = []
+        for round in 0..<5 {
+            let name = "app\(round)"
+            let app = try harness.launchTestApp(name)
+            try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+            remotes.append(try peer.accept())
+            try app.expect { $0["event"] as? String == "registered" }
+            try app.send(["cmd": "register", "socket": "presence", "connect": peer.address])
+            remotes.append(try peer.accept())
+            try app.expect { $0["event"] as? String == "registered" }
+            try app.send(["cmd": "unregister", "socket": "presence"])
+            try app.expect { $0["event"] as? String == "unregistered" }
+            #expect(openDescriptorCount(harness.daemon.pid) > baseline)
+            try harness.control.command(.kill, name)
+            try harness.waitForState(name, .terminated)
+            // Still held after the crash: never reclaimed…
+            #expect(try harness.control.sockets(name).map(\.name) == ["sip"])
+            // …until the app's record is forgotten.
+            try harness.control.command(.forget, name)
+        }
+        var count = -1
+        for _ in 0..<50 {
+            _ = try harness.control.status()
+            count = openDescriptorCount(harness.daemon.pid)
+            if count == baseline { break }
+        }
+        #expect(count == baseline)
+        // Every held socket really was closed: its peer sees the connection end.
+        for remote in remotes { #expect(try remote.read() == "") }
+    }
+}
