@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CVoipd.h"
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -25,6 +26,7 @@ const int voipd_MSG_CMSG_CLOEXEC = MSG_CMSG_CLOEXEC;
 const int voipd_MSG_NOSIGNAL = MSG_NOSIGNAL;
 const int voipd_POSIX_SPAWN_SETSID = POSIX_SPAWN_SETSID;
 const int voipd_P_PIDFD = P_PIDFD;
+const short voipd_POLLRDHUP = POLLRDHUP;
 const uint32_t voipd_EPOLLIN = EPOLLIN;
 const uint32_t voipd_EPOLLOUT = EPOLLOUT;
 const uint32_t voipd_EPOLLRDHUP = EPOLLRDHUP;
@@ -58,6 +60,18 @@ int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials)
     credentials->uid = cred.uid;
     credentials->gid = cred.gid;
     return 0;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+int voipd_peer_pidfd(int fd)
+{
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) < 0) return -1;
+    return pidfd;
 }
 
 int voipd_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }

@@ -186,6 +186,16 @@ public final class VoIPApplication {
         return handled
     }
 
+    /// Runs the keep-alive or expiration handlers an event calls for.
+    func runHandlers(for event: LifecycleEvent) {
+        switch event.kind {
+        case .keepAlive: keepAliveHandler?()
+        case .backgroundTaskWillExpire: for handler in expirationHandlers.values { handler() }
+        case .willTerminate: terminationRequested = true
+        default: break
+        }
+    }
+
     /// Calls the delegate method or handler for an event (without acknowledging it).
     public func dispatch(_ event: LifecycleEvent) {
         switch event.kind {
@@ -193,14 +203,11 @@ public final class VoIPApplication {
         case .didEnterBackground: delegate?.applicationDidEnterBackground(self)
         case .willEnterForeground: delegate?.applicationWillEnterForeground(self)
         case .didBecomeActive: delegate?.applicationDidBecomeActive(self)
-        case .willTerminate:
-            delegate?.applicationWillTerminate(self)
-            terminationRequested = true
+        case .willTerminate: delegate?.applicationWillTerminate(self)
         case .voipSocketReadable:
             if let readiness = event.socket { delegate?.application(self, voipSocketReadable: readiness) }
-        case .keepAlive: keepAliveHandler?()
-        case .backgroundTaskWillExpire:
-            for handler in expirationHandlers.values { handler() }
+        case .keepAlive, .backgroundTaskWillExpire: break
         }
+        runHandlers(for: event)
     }
 }

@@ -51,13 +51,7 @@ public final class VoipdConnection {
         let deadline = MonotonicInstant.now.nanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
             + UInt64(timeout.components.attoseconds / 1_000_000_000)
         while true {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline else { throw VoipdError.timedOut("the reply to \(type)") }
-            guard let frame = try receiveFrame(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else { continue }
-            guard frame.type == .reply else {
-                try keepUnsolicited(frame)
-                continue
-            }
+            let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
             let header = try decode(ReplyHeader.self, frame.body)
             guard header.id == id else {
                 // A reply to an earlier request that timed out: drop it.
@@ -67,7 +61,33 @@ public final class VoipdConnection {
             if let error = header.error { throw VoipdError.refused(error) }
             let reply = try decode(Reply<Result>.self, frame.body)
             guard let result = reply.result else { throw VoipdError.unexpected("a reply without a result") }
-            return (result, frame.descriptors)
+            guard reply.more == true else { return (result, frame.descriptors) }
+            guard var list = result as? any ListResult else { throw VoipdError.unexpected("a continued reply to \(type)") }
+            list = try collectRest(of: list, id: id, deadline: deadline)
+            return (list as! Result, frame.descriptors)
+        }
+    }
+
+    /// The next reply frame, keeping the events and transitions that come before it.
+    private func nextReplyFrame(before deadline: UInt64, waitingFor what: String) throws -> IncomingFrame {
+        while true {
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < deadline else { throw VoipdError.timedOut(what) }
+            guard let frame = try receiveFrame(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else { continue }
+            if frame.type == .reply { return frame }
+            try keepUnsolicited(frame)
+        }
+    }
+
+    /// Reads the continuations of a list reply and appends their items.
+    private func collectRest<L: ListResult>(of first: L, id: UInt64, deadline: UInt64) throws -> L {
+        var merged = first
+        while true {
+            let frame = try nextReplyFrame(before: deadline, waitingFor: "the rest of a reply")
+            let reply = try decode(Reply<L>.self, frame.body)
+            guard reply.id == id, let part = reply.result else { throw VoipdError.unexpected("an interleaved reply") }
+            merged.items += part.items
+            if reply.more != true { return merged }
         }
     }
 
@@ -108,7 +128,12 @@ public final class VoipdConnection {
     private func keepUnsolicited(_ frame: IncomingFrame) throws {
         frame.descriptors.closeAll()
         switch frame.type {
-        case .event: unsolicited.append(.event(try decode(EventMessage.self, frame.body)))
+        case .event:
+            // An event kind this library does not know (a newer voipd) is acknowledged and
+            // skipped, so the daemon is not left waiting for it.
+            let probe = try decode(EventProbe.self, frame.body)
+            guard AppEventKind(rawValue: probe.kind) != nil else { return try post(.acknowledge, AcknowledgeMessage(event: probe.event)) }
+            unsolicited.append(.event(try decode(EventMessage.self, frame.body)))
         case .transition: unsolicited.append(.transition(try decode(TransitionRecord.self, frame.body)))
         default: throw VoipdError.unexpected("a \(frame.type) frame")
         }
@@ -143,6 +168,12 @@ public final class VoipdConnection {
             throw VoipdError.unexpected("\(error)")
         }
     }
+}
+
+/// The fields every event has.
+private struct EventProbe: Decodable {
+    var event: UInt64
+    var kind: String
 }
 
 /// The fields every reply has.

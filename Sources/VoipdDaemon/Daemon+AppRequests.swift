@@ -6,6 +6,9 @@ import VoipdSystem
 /// Requests an app makes for itself: identify, register and retrieve its VoIP sockets,
 /// acknowledge events, background tasks and keep-alive.
 extension Daemon {
+    /// The longest keep-alive timeout accepted, in seconds: a year.
+    static let longestKeepAlive: Double = 365 * 24 * 3600
+
     /// Names of apps and sockets: short, printable, no path separators.
     static func validateName(_ name: String, what: String) throws(ProtocolError) {
         let allowed = name.utf8.allSatisfy { c in
@@ -33,8 +36,13 @@ extension Daemon {
             guard peer.uid == 0 || peer.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(request.name) belongs to uid \(existing.uid)")
             }
-            if let other = existing.client, clients[other] != nil {
-                throw ProtocolError(.nameInUse, "app \(request.name) is already connected (pid \(clients[other]!.credentials.pid))")
+            if let other = existing.client.flatMap({ clients[$0] }) {
+                // A reconnecting app may be faster than voipd at noticing its old connection closed.
+                guard other.peerHasClosed else {
+                    throw ProtocolError(.nameInUse, "app \(request.name) is already connected (pid \(other.credentials.pid))")
+                }
+                closeClient(other)
+                drainDeferredInputs()
             }
             if let process = existing.process {
                 // Launched by voipd: only that process (or one it started) may be the app.
@@ -42,21 +50,35 @@ extension Daemon {
                     throw ProtocolError(.nameInUse, "app \(request.name) is running as pid \(process.pid), not \(peer.pid)")
                 }
             } else {
-                try adopt(peer.pid, as: existing)
+                try adopt(client, as: existing)
             }
             app = existing
         } else {
             app = AppRecord(name: request.name, uid: peer.uid, lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
             apps[app.name] = app
-            try adopt(peer.pid, as: app)
+            do {
+                try adopt(client, as: app)
+            } catch {
+                apps[app.name] = nil
+                throw error
+            }
         }
         client.appName = app.name
         app.client = client.id
         // The held sockets go back first, in the reply; the events the lifecycle queued
         // while the app was away (a relaunch's voipSocketReadable) come after it.
-        let held = registry.sockets(of: app.name)
-        let copies = DescriptorBag(adopting: held.compactMap { try? FileDescriptor(duplicating: $0.descriptor.rawValue).release() })
-        let names = held.map(\.name)
+        // Names and descriptors stay paired even if a duplicate cannot be made (EMFILE).
+        var names: [String] = []
+        var raw: [CInt] = []
+        for held in registry.sockets(of: app.name) {
+            guard let copy = try? FileDescriptor(duplicating: held.descriptor.rawValue) else {
+                log.warning("\(app.name): cannot hand back \(held.name) now (out of descriptors?); it stays held")
+                continue
+            }
+            names.append(held.name)
+            raw.append(copy.release())
+        }
+        let copies = DescriptorBag(adopting: raw)
         reply(request.id, HelloResult(app: status(of: app), sockets: names), to: client,
               descriptors: (0..<copies.count).compactMap { copies.peek($0) })
         copies.closeAll()
@@ -65,15 +87,17 @@ extension Daemon {
         finishLaunchWaiters(app)
     }
 
-    /// Takes a process voipd did not start as the app's process (tracked by pidfd).
-    private func adopt(_ pid: pid_t, as app: AppRecord) throws {
+    /// Takes the process at the other end of `client`, which voipd did not start, as the
+    /// app's process, tracked by the pidfd pinned when it connected.
+    private func adopt(_ client: ClientConnection, as app: AppRecord) throws {
+        let pid = client.credentials.pid
         let pidfd: PidFd
         do {
-            pidfd = try PidFd(pid: pid)
+            pidfd = try client.peerProcess()
         } catch {
             throw ProtocolError(.internalError, "cannot track pid \(pid): \(error)")
         }
-        let process = AppProcess(pidfd: pidfd, isChild: ProcFS.parent(of: pid) == getpid())
+        let process = AppProcess(pidfd: pidfd, isChild: false)
         try watch(process, of: app)
         app.process = process
         appsByPID[pid] = app.name
@@ -151,6 +175,12 @@ extension Daemon {
 
     func setKeepAlive(_ request: SetKeepAliveRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
+        if let seconds = request.seconds {
+            // Anything longer than a year is a mistake (and would overflow the clock's arithmetic).
+            guard seconds.isFinite, seconds > 0, seconds <= Self.longestKeepAlive else {
+                throw ProtocolError(.badRequest, "keep-alive timeout must be more than 0 and at most \(Int(Self.longestKeepAlive)) s, not \(seconds)")
+            }
+        }
         let interval = request.seconds.map { Duration.seconds($0) * configuration.timeScale }
         try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client)
     }

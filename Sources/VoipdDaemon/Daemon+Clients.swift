@@ -112,6 +112,29 @@ extension Daemon {
         send(.reply, Reply(id: id, result: result), to: client, descriptors: descriptors)
     }
 
+    /// Replies with a list, split over several frames when it does not fit in one.
+    func replyList<R: ListResult>(_ id: UInt64, _ result: R, to client: ClientConnection) {
+        // The envelope and the list's brackets and commas, with room to spare.
+        let overhead = 512
+        let budget = Frame.maximumSize - Frame.headerSize - overhead
+        guard codec.encodedSize(Reply(id: id, result: result)) > budget + overhead / 2 else {
+            return reply(id, result, to: client)
+        }
+        var chunk: [R.Item] = []
+        var size = 0
+        for item in result.items {
+            let itemSize = codec.encodedSize(item) + 1
+            if !chunk.isEmpty && size + itemSize > budget {
+                send(.reply, Reply(id: id, result: R(items: chunk), more: true), to: client)
+                chunk.removeAll()
+                size = 0
+            }
+            chunk.append(item)
+            size += itemSize
+        }
+        send(.reply, Reply(id: id, result: R(items: chunk)), to: client)
+    }
+
     func sendError(_ error: ProtocolError, request: UInt64, to client: ClientConnection) {
         send(.reply, Reply<EmptyResult>(id: request, error: error), to: client)
     }

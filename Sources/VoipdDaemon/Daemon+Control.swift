@@ -30,10 +30,10 @@ extension Daemon {
 
     func status(_ request: AppQueryRequest, from client: ClientConnection) throws {
         if let name = request.name {
-            return reply(request.id, StatusResult(apps: [status(of: try authorizedApp(name, for: client))]), to: client)
+            return replyList(request.id, StatusResult(apps: [status(of: try authorizedApp(name, for: client))]), to: client)
         }
         let visible = apps.values.filter { client.credentials.uid == 0 || $0.uid == client.credentials.uid }
-        reply(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
+        replyList(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
     }
 
     func sockets(_ request: AppQueryRequest, from client: ClientConnection) throws {
@@ -43,7 +43,7 @@ extension Daemon {
         } else {
             held = registry.all.filter { socket in client.credentials.uid == 0 || apps[socket.app]?.uid == client.credentials.uid }
         }
-        reply(request.id, SocketsResult(sockets: held.map(socketStatus)), to: client)
+        replyList(request.id, SocketsResult(sockets: held.map(socketStatus)), to: client)
     }
 
     func appCommand(_ request: AppCommandRequest, from client: ClientConnection) throws {
@@ -106,13 +106,22 @@ extension Daemon {
             (request.name == nil || record.app == request.name)
                 && (client.credentials.uid == 0 || apps[record.app].map { $0.uid == client.credentials.uid } ?? false)
         }
-        if request.follow ?? false { client.following = request.name ?? "" }
-        reply(request.id, EventsResult(transitions: visible), to: client)
+        if request.follow ?? false {
+            client.following = request.name ?? ""
+            followers.insert(client.id)
+        }
+        replyList(request.id, EventsResult(transitions: visible), to: client)
     }
 
     /// Sends a transition to every client following the event stream.
     func broadcast(_ record: TransitionRecord) {
-        for client in clients.values {
+        // Only the followers: a transition is part of every wake, and most connections (one
+        // per app) never follow.
+        for id in followers {
+            guard let client = clients[id] else {
+                followers.remove(id)
+                continue
+            }
             guard let filter = client.following, filter.isEmpty || filter == record.app else { continue }
             guard client.credentials.uid == 0 || apps[record.app]?.uid == client.credentials.uid else { continue }
             send(.transition, record, to: client)

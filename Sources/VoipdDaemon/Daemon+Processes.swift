@@ -24,6 +24,11 @@ extension Daemon {
                 throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(existing.process?.pid ?? 0))")
             }
         }
+        for entry in request.environment ?? [] {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex, !entry.contains("\0") else {
+                throw ProtocolError(.badRequest, "environment entry \"\(entry)\" is not KEY=VALUE")
+            }
+        }
         // One descriptor serves for both output and error; two are output, then error.
         let output = descriptors.count > 0 ? descriptors.take(0)?.release() : nil
         let error: CInt?
@@ -39,6 +44,7 @@ extension Daemon {
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)
         let app: AppRecord
+        let isNew = apps[name] == nil
         if let existing = apps[name] {
             app = existing
             app.lifecycle.policy = policy
@@ -48,7 +54,13 @@ extension Daemon {
             apps[name] = app
         }
         app.launch = specification
-        try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
+        do {
+            try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
+        } catch {
+            // A command that could not even start leaves no app behind (a typo is not an app).
+            if isNew && registry.count(of: name) == 0 { apps[name] = nil }
+            throw error
+        }
         if request.waitForConnection ?? false, app.client == nil, app.lifecycle.phase.isAlive {
             app.launchWaiters.append((client.id, request.id))
         } else {
@@ -61,11 +73,9 @@ extension Daemon {
         guard let specification = app.launch else {
             throw ProtocolError(.launchFailed, "voipd does not know how to start \(app.name)")
         }
-        var environment = currentEnvironment().filter {
-            !$0.hasPrefix(LaunchEnvironment.socket + "=") && !$0.hasPrefix(LaunchEnvironment.appName + "=") && !$0.hasPrefix("LISTEN_")
-                && !$0.hasPrefix("NOTIFY_SOCKET=") && !$0.hasPrefix("WATCHDOG_")
-        }
-        environment += specification.environment
+        // voipd's own variables are set by voipd alone; the service manager's are not the app's.
+        let reserved = [LaunchEnvironment.socket + "=", LaunchEnvironment.appName + "=", "LISTEN_", "NOTIFY_SOCKET=", "WATCHDOG_"]
+        var environment = (currentEnvironment() + specification.environment).filter { entry in !reserved.contains { entry.hasPrefix($0) } }
         environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
         let request = SpawnRequest(arguments: specification.arguments, environment: environment,
                                    workingDirectory: specification.workingDirectory,
@@ -130,6 +140,9 @@ extension Daemon {
         app.process = nil
         appsByPID[process.pid] = nil
         log.info("\(app.name): pid \(process.pid) ended: \(end)")
+        // Data it was told of but did not read is still for it: a relaunch will bring it
+        // (a crash while handling a wake must not lose the call). Crash loops are throttled.
+        for held in registry.sockets(of: app.name) { held.arrivedSinceReport = true }
         feed(app, .processExited(end))
         if let id = app.client, let client = clients[id] {
             // The connection belonged to the dead process.
@@ -149,13 +162,17 @@ extension Daemon {
 
     /// Replies to `launch --wait` requests once the app has connected or ended.
     func finishLaunchWaiters(_ app: AppRecord) {
-        guard !app.launchWaiters.isEmpty, app.client != nil || !app.lifecycle.phase.isAlive else { return }
+        let connectionExpected = app.lifecycle.connection == .awaiting
+        guard !app.launchWaiters.isEmpty, app.client != nil || !app.lifecycle.phase.isAlive || !connectionExpected else { return }
         let waiters = app.launchWaiters
         app.launchWaiters.removeAll()
         for (id, request) in waiters {
             guard let client = clients[id] else { continue }
-            if app.lifecycle.phase.isAlive {
+            if app.lifecycle.phase.isAlive && app.client != nil {
                 reply(request, AppResult(app: status(of: app)), to: client)
+            } else if app.lifecycle.phase.isAlive {
+                sendError(ProtocolError(.launchFailed, "\(app.name) started (pid \(app.process?.pid ?? 0)) but did not connect within \(configuration.timings.connectTimeout.seconds) s"),
+                          request: request, to: client)
             } else {
                 sendError(ProtocolError(.launchFailed, "\(app.name) ended before connecting: \(app.lifecycle.terminationReason?.description ?? "unknown")"),
                           request: request, to: client)

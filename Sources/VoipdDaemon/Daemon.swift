@@ -28,6 +28,9 @@ public final class Daemon {
     let registry = HeldSocketRegistry()
     var apps: [String: AppRecord] = [:]
     var clients: [UInt64: ClientConnection] = [:]
+    /// Clients following the event stream (`events --follow`); closed ones are dropped on
+    /// the next broadcast.
+    var followers: Set<UInt64> = []
     var nextClientID: UInt64 = 1
     var events: EventLog
     var metrics = Metrics()
@@ -101,8 +104,10 @@ public final class Daemon {
         armedDeadline = earliest
         do {
             if let earliest {
+                // Saturating: a deadline past what a timerfd can hold is as good as never.
                 let (seconds, attoseconds) = earliest.components
-                try timer.arm(at: MonotonicInstant(nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)))
+                let clamped = UInt64(clamping: min(max(seconds, 0), Int64(UInt64.max / 2_000_000_000)))
+                try timer.arm(at: MonotonicInstant(nanoseconds: clamped * 1_000_000_000 + UInt64(clamping: attoseconds / 1_000_000_000)))
             } else {
                 try timer.disarm()
             }
@@ -117,7 +122,10 @@ public final class Daemon {
         for key in timers.takeDue(at: now) {
             switch key {
             case .app(let name, let kind):
-                if let app = apps[name] { feed(app, .timerFired(kind)) }
+                guard let app = apps[name] else { continue }
+                feed(app, .timerFired(kind))
+                // A launch waiting for a connection that will not come is answered now.
+                if kind == .connect { finishLaunchWaiters(app) }
             case .stopCheck(let name):
                 if let app = apps[name] { checkStop(app) }
             }
@@ -247,7 +255,7 @@ public final class Daemon {
         guard let process = app.process else { return }
         log.info("\(app.name): sending \(signalName(signal)) to pid \(process.pid): \(reason)")
         do {
-            try process.pidfd.send(signal)
+            try process.send(signal)
             if signal == SIGKILL { metrics.count(kill: reason) }
         } catch {
             log.warning("\(app.name): cannot send \(signalName(signal)) to pid \(process.pid): \(error)")

@@ -3,12 +3,20 @@ import VoipdProtocol
 /// The last transitions, oldest first, for `voipctl events`.
 struct EventLog {
     let capacity: Int
-    private(set) var records: [TransitionRecord] = []
+    /// A ring once full: every transition of every wake is appended here, so an append must
+    /// not shift the whole history (a thousand records) along.
+    private var storage: [TransitionRecord] = []
+    /// Where the oldest record is once the ring is full.
+    private var oldest = 0
 
     init(capacity: Int) { self.capacity = max(capacity, 1) }
 
+    /// The records, oldest first.
+    var records: [TransitionRecord] { Array(storage[oldest...] + storage[..<oldest]) }
+
     mutating func append(_ record: TransitionRecord) {
-        if records.count >= capacity { records.removeFirst(records.count - capacity + 1) }
-        records.append(record)
+        guard storage.count == capacity else { return storage.append(record) }
+        storage[oldest] = record
+        oldest = (oldest + 1) % capacity
     }
 }

@@ -1,3 +1,4 @@
+import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdSystem
@@ -18,6 +19,18 @@ final class AppProcess {
     }
 
     var pid: pid_t { pidfd.pid }
+
+    /// Signals the app: a process voipd launched leads a session and process group of its
+    /// own, and the whole group gets the signal, so helpers it started stop and die with
+    /// it. (The leader is voipd's unreaped child, so its pid, the group's id, cannot be
+    /// reused meanwhile.) A process voipd did not start gets it alone, through its pidfd.
+    func send(_ signal: CInt) throws {
+        if isChild {
+            _ = try valueOrErrno("kill(-\(pid), \(signalName(signal)))") { kill(-pid, signal) }
+        } else {
+            try pidfd.send(signal)
+        }
+    }
 }
 
 /// How to start an app again: what `voipctl launch` (or a manifest) said.
@@ -84,9 +97,27 @@ final class ClientConnection {
     var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
     var closing = false
 
+
     init(id: UInt64, descriptor: consuming FileDescriptor, credentials: PeerCredentials) {
         self.id = id
         self.descriptor = descriptor
         self.credentials = credentials
+    }
+
+    /// A pidfd for the peer process. SO_PEERPIDFD (Linux 6.5) names the process that
+    /// connected, even if it has exited and its pid been reused since; older kernels fall
+    /// back to pidfd_open of the pid from SO_PEERCRED, which such a reuse could fool.
+    func peerProcess() throws -> PidFd {
+        let pinned = voipd_peer_pidfd(descriptor.rawValue)
+        if pinned >= 0 { return PidFd(adopting: FileDescriptor(adopting: pinned), pid: credentials.pid) }
+        guard errno == ENOPROTOOPT || errno == EINVAL else { throw Errno.current("getsockopt(SO_PEERPIDFD)") }
+        return try PidFd(pid: credentials.pid)
+    }
+
+    /// Whether the peer has closed its end (voipd may not have read the end of stream yet).
+    var peerHasClosed: Bool {
+        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN) | voipd_POLLRDHUP, revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        return poller.revents & (voipd_POLLRDHUP | Int16(POLLHUP)) != 0
     }
 }

@@ -19,9 +19,9 @@ protocol Suspender {
 struct SignalSuspender: Suspender {
     var name: String { "SIGSTOP" }
 
-    func suspend(_ process: AppProcess) throws { try process.pidfd.send(SIGSTOP) }
+    func suspend(_ process: AppProcess) throws { try process.send(SIGSTOP) }
 
-    func resume(_ process: AppProcess) throws { try process.pidfd.send(SIGCONT) }
+    func resume(_ process: AppProcess) throws { try process.send(SIGCONT) }
 
     func isStopped(_ process: AppProcess) -> Bool { ProcFS.state(of: process.pid) == "T" }
 }

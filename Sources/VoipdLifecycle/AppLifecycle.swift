@@ -46,6 +46,8 @@ public struct AppLifecycle: Sendable {
     private var nextTaskID: UInt64 = 1
     private var expectsConnection: Bool
     private var killSent = false
+    /// Why the stop in progress was decided, for the transition once it is confirmed.
+    private var suspensionReason = ""
     /// The daemon is stopping: the app is no longer walked toward its goal (which could stop it).
     private var shuttingDown = false
     /// A wake (data, keep-alive, relaunch) whose budget is running and that the app has not
@@ -195,7 +197,7 @@ public struct AppLifecycle: Sendable {
 
     private mutating func stopConfirmed() {
         guard phase == .suspending else { return }
-        setPhase(.suspended, "stop confirmed")
+        setPhase(.suspended, suspensionReason)
         if locked { emit(.reclaimSockets(reason: "screen locked")) }
         if let after = timings.reclaimAfterSuspension { emit(.startTimer(.reclaim, after: after)) }
     }
@@ -447,6 +449,7 @@ public struct AppLifecycle: Sendable {
         // Armed before the stop: data that arrives on the way to suspended still wakes it.
         emit(.armSockets)
         emit(.suspend)
+        suspensionReason = reason
         setPhase(.suspending, reason)
     }
 

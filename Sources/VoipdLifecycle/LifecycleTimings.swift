@@ -37,23 +37,44 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
 
     /// Every duration multiplied by `factor` (e.g. 0.01 in tests).
     public func scaled(by factor: Double) -> LifecycleTimings {
-        func s(_ d: Duration) -> Duration { d * factor }
         var t = self
-        t.didEnterBackgroundWatchdog = s(didEnterBackgroundWatchdog)
-        t.foregroundTransitionWatchdog = s(foregroundTransitionWatchdog)
-        t.willTerminateWatchdog = s(willTerminateWatchdog)
-        t.backgroundTaskBudget = s(backgroundTaskBudget)
-        t.resumedTaskBudget = s(resumedTaskBudget)
-        t.expirationWarning = s(expirationWarning)
-        t.wakeBudget = s(wakeBudget)
-        t.keepAliveMinimum = s(keepAliveMinimum)
-        t.keepAliveTolerance = s(keepAliveTolerance)
-        t.terminationGrace = s(terminationGrace)
-        t.connectTimeout = s(connectTimeout)
-        t.relaunchThrottle = s(relaunchThrottle)
-        t.relaunchThrottleMaximum = s(relaunchThrottleMaximum)
-        t.reclaimAfterSuspension = reclaimAfterSuspension.map(s)
+        for entry in Self.durations { t[keyPath: entry.keyPath] = self[keyPath: entry.keyPath] * factor }
+        t.reclaimAfterSuspension = reclaimAfterSuspension.map { $0 * factor }
         return t
+    }
+
+    /// Every duration by its name (the names of the configuration file and `--timing`).
+    public static var durations: [(name: String, keyPath: WritableKeyPath<LifecycleTimings, Duration>)] { [
+        ("didEnterBackgroundWatchdog", \.didEnterBackgroundWatchdog),
+        ("foregroundTransitionWatchdog", \.foregroundTransitionWatchdog),
+        ("willTerminateWatchdog", \.willTerminateWatchdog),
+        ("backgroundTaskBudget", \.backgroundTaskBudget),
+        ("resumedTaskBudget", \.resumedTaskBudget),
+        ("expirationWarning", \.expirationWarning),
+        ("wakeBudget", \.wakeBudget),
+        ("keepAliveMinimum", \.keepAliveMinimum),
+        ("keepAliveTolerance", \.keepAliveTolerance),
+        ("terminationGrace", \.terminationGrace),
+        ("connectTimeout", \.connectTimeout),
+        ("relaunchThrottle", \.relaunchThrottle),
+        ("relaunchThrottleMaximum", \.relaunchThrottleMaximum),
+    ] }
+
+    /// The names ``setting(_:seconds:)`` accepts.
+    public static var names: [String] { durations.map(\.name) + ["reclaimAfterSuspension"] }
+
+    /// A copy with the duration `name` set to `seconds` (nil when there is no such name).
+    /// `reclaimAfterSuspension` takes 0 for "never".
+    public func setting(_ name: String, seconds: Double) -> LifecycleTimings? {
+        guard seconds >= 0, seconds.isFinite else { return nil }
+        var copy = self
+        if name == "reclaimAfterSuspension" {
+            copy.reclaimAfterSuspension = seconds == 0 ? nil : .seconds(seconds)
+            return copy
+        }
+        guard let entry = Self.durations.first(where: { $0.name == name }) else { return nil }
+        copy[keyPath: entry.keyPath] = .seconds(seconds)
+        return copy
     }
 
     /// The acknowledgement deadline of an event kind; nil for the kinds governed by the

@@ -20,10 +20,11 @@ public struct ProtocolError: Error, Codable, Equatable, Sendable, CustomStringCo
         self.message = message
     }
 
-    /// Framing errors leave the byte stream in doubt; the daemon closes the connection.
+    /// Framing errors leave the client's state in doubt; the daemon closes the connection.
+    /// A well-framed request with a bad body (`badRequest`) is only refused.
     public var closesConnection: Bool {
         switch code {
-        case .truncatedFrame, .frameTooLarge, .unknownType, .unsupportedVersion, .tooManyDescriptors, .descriptorMismatch, .badRequest:
+        case .truncatedFrame, .frameTooLarge, .unknownType, .unsupportedVersion, .tooManyDescriptors, .descriptorMismatch:
             return true
         default:
             return false
@@ -31,4 +32,19 @@ public struct ProtocolError: Error, Codable, Equatable, Sendable, CustomStringCo
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    private enum CodingKeys: String, CodingKey { case code, message }
+
+    /// A code this side does not know (a newer peer) becomes `internalError`, with the
+    /// original code kept in the message.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let raw = try container.decode(String.self, forKey: .code)
+        let text = try container.decode(String.self, forKey: .message)
+        if let known = Code(rawValue: raw) {
+            self.init(known, text)
+        } else {
+            self.init(.internalError, "\(raw): \(text)")
+        }
+    }
 }

@@ -21,6 +21,11 @@ public final class WireCodec {
         return Frame.encode(type: type, body: Array(json), descriptorCount: descriptorCount)
     }
 
+    /// The size of a value's JSON encoding.
+    public func encodedSize(_ value: some Encodable) -> Int {
+        (try? encoder.encode(value).count) ?? 0
+    }
+
     /// Sends one frame with its descriptors.
     public func send(_ type: MessageType, _ body: some Encodable, on fd: CInt, descriptors: [CInt] = []) throws {
         try Socket.send(fd, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)

@@ -70,6 +70,12 @@ public struct PidFd: ~Copyable {
         self.pid = pid
     }
 
+    /// Adopts a pidfd obtained elsewhere (`SO_PEERPIDFD`, a duplicate).
+    public init(adopting descriptor: consuming FileDescriptor, pid: pid_t) {
+        self.descriptor = descriptor
+        self.pid = pid
+    }
+
     /// `pidfd_send_signal`.
     public func send(_ signal: CInt) throws {
         _ = try valueOrErrno("pidfd_send_signal(\(pid), \(signalName(signal)))") {

@@ -9,6 +9,9 @@ final class TestApp {
     private var options: [String]
     private var noAck = Set<String>()
     private var readsOnItsOwn = true
+    private var exitsOnWake = false
+    /// Memory the app holds on purpose (touched, so it is resident).
+    private var ballast: [[UInt8]] = []
     private var sockets: [String: TestSocket] = [:]
     private var channel: ReportChannel!
     private var application: VoIPApplication!
@@ -27,6 +30,7 @@ final class TestApp {
         let socketPath = option("--socket")
         while let kind = option("--no-ack") { noAck.insert(kind) }
         readsOnItsOwn = !options.contains("--no-read")
+        exitsOnWake = options.contains("--exit-on-wake")
         guard let reportPath else {
             _ = "voip-test-app: --report PATH is required\n".withCString { Glibc.write(2, $0, strlen($0)) }
             return 2
@@ -122,6 +126,10 @@ final class TestApp {
             }
         case "ack":
             try application.acknowledge(eventID: UInt64(command["id"] as? Int ?? 0))
+        case "allocate":
+            let megabytes = command["megabytes"] as? Int ?? 1
+            ballast.append([UInt8](repeating: 1, count: megabytes << 20))
+            channel.report(["event": "allocated", "megabytes": ballast.reduce(0) { $0 + $1.count } >> 20])
         case "exit":
             exit(Int32(command["code"] as? Int ?? 0))
         case "crash":
@@ -141,6 +149,7 @@ final class TestApp {
         }
         channel.report(fields)
         application.dispatch(event)
+        if exitsOnWake && event.kind == .voipSocketReadable { exit(3) }
         if !noAck.contains(event.kind.rawValue) { try application.acknowledge(event) }
         if event.kind == .willTerminate && !noAck.contains(event.kind.rawValue) { exit(0) }
     }

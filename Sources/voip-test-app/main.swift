@@ -11,6 +11,7 @@ import VoipdSystem
 //   --name NAME          the app's name (default: $VOIPD_APP_NAME)
 //   --no-ack KIND        report events of this kind but never acknowledge them (repeatable)
 //   --no-read            do not read VoIP sockets on its own; only on a "read" command
+//   --exit-on-wake       exit (status 3) on voipSocketReadable: a crash loop for the tests
 //   --socket PATH        voipd's control socket
 
 signal(SIGPIPE, SIG_IGN)

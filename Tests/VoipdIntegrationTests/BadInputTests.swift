@@ -14,8 +14,8 @@ struct BadInputTests {
         defer { harness.stop() }
         let baseline = openDescriptorCount(harness.daemon.pid)
         try body(harness)
-        let fresh = try VoipdControl(socketPath: harness.socketPath)
-        let apps = try fresh.status()
+        let apps = try VoipdControl(socketPath: harness.socketPath).status()
+        #expect(apps.allSatisfy { !$0.name.isEmpty }, "a new client is served")
         // A raw client that said hello made this test process an app: voipd tracks it by a
         // pidfd for as long as it lives. Everything else must be gone.
         let tracked = apps.filter { $0.pid == getpid() }.count
@@ -23,7 +23,7 @@ struct BadInputTests {
         var count = -1
         for _ in 0..<50 {
             _ = try harness.control.status()
-            count = openDescriptorCount(harness.daemon.pid) - 1 - tracked // the fresh client's connection, the pidfds
+            count = openDescriptorCount(harness.daemon.pid) - tracked
             if count == baseline { break }
         }
         #expect(count == baseline, "voipd holds \(count) descriptors beyond \(tracked) pidfds, \(baseline) before")
@@ -86,7 +86,9 @@ struct BadInputTests {
         try Self.withDaemon { harness in
             let garbage = try RawClient(socketPath: harness.socketPath)
             try garbage.request(type: 17, "{not json")
-            try Self.expectRefusal(garbage, "badRequest", closes: true)
+            try Self.expectRefusal(garbage, "badRequest", closes: false)
+            try garbage.request(type: 17, #"{"id":2}"#)
+            #expect(try garbage.reply().ok, "a bad body is refused, the connection stays")
             let missing = try RawClient(socketPath: harness.socketPath)
             try missing.request(type: 19, #"{"id":3,"verb":"background"}"#)
             let answer = try missing.reply()

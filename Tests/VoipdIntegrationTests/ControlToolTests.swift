@@ -99,6 +99,26 @@ struct ControlToolTests {
         #expect(record?["time"] is Double)
     }
 
+    @Test("a list longer than one frame arrives whole, in several replies")
+    func longLists() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("chatty")
+        // 1,000 transitions (the history kept) are far more than one 64 KiB frame holds.
+        for _ in 0..<500 {
+            try harness.control.command(.interrupt, "chatty")
+            try app.expectEvent("willResignActive")
+            try harness.control.command(.interruptEnd, "chatty")
+            try app.expectEvent("didBecomeActive")
+        }
+        let events = try harness.control.events()
+        #expect(events.count == 1000)
+        #expect(events.last?.to == .active)
+        let output = try Self.voipctl(harness, "events", "--json")
+        #expect(output.status == 0)
+        #expect(output.output.split(separator: "\n").count == 1000)
+    }
+
     @Test("a verb on an app is refused to another uid", .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv"), "needs root and setpriv"))
     func otherUsersApps() throws {
         let harness = try DaemonHarness()

@@ -12,7 +12,7 @@ struct DescriptorHygieneTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let baseline = openDescriptorCount(harness.daemon.pid)
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         var remotes: [PeerConnection] = []
         for round in 0..<5 {
             let name = "app\(round)"

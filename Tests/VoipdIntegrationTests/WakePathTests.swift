@@ -29,7 +29,7 @@ struct WakePathTests {
     func suspendAndWake() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         // It keeps the wake open (no ack) so the test can see it running.
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
         try Self.suspend(harness, app)
@@ -61,7 +61,7 @@ struct WakePathTests {
     func foregroundDisarms() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try Self.suspend(harness, app)
         try harness.control.command(.foreground, "phone")
@@ -82,7 +82,7 @@ struct WakePathTests {
     func noLostWakeUp() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         // The app neither reads on its own nor acknowledges didEnterBackground or the wake
         // by itself: the test does, when it has seen what it wants.
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer,
@@ -106,7 +106,7 @@ struct WakePathTests {
     func socketsSurviveCrashAndManualRelaunch() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, relaunchOnData: false)
         try Self.suspend(harness, app)
         kill(app.pid, SIGKILL)
@@ -131,7 +131,7 @@ struct WakePathTests {
     func relaunchOnData() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try Self.suspend(harness, app)
         kill(app.pid, SIGKILL)
@@ -155,7 +155,7 @@ struct WakePathTests {
     func retrieveAndUnregister() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try app.send(["cmd": "retrieve", "socket": "sip"])
         let retrieved = try app.expect { $0["event"] as? String == "retrieved" }
@@ -173,7 +173,7 @@ struct WakePathTests {
     func appClosesItsCopy() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try app.send(["cmd": "closeOwn", "socket": "sip"])
         try app.expect { $0["event"] as? String == "closed" }
@@ -189,7 +189,7 @@ struct WakePathTests {
     func shutdownResumes() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try TCPPeer()
+        let peer = try harness.makePeer()
         let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try Self.suspend(harness, app)
         #expect(processState(app.pid) == "T")

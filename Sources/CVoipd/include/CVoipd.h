@@ -35,6 +35,7 @@ extern const int voipd_MSG_CMSG_CLOEXEC;
 extern const int voipd_MSG_NOSIGNAL;
 extern const int voipd_POSIX_SPAWN_SETSID;
 extern const int voipd_P_PIDFD;
+extern const short voipd_POLLRDHUP;
 extern const uint32_t voipd_EPOLLIN;
 extern const uint32_t voipd_EPOLLOUT;
 extern const uint32_t voipd_EPOLLRDHUP;
@@ -63,6 +64,7 @@ int voipd_prctl_set_pdeathsig(int signal);
 
 // Calls that are GNU-only or have no glibc wrapper on the oldest supported glibc.
 int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials);
+int voipd_peer_pidfd(int fd);
 int voipd_pidfd_open(pid_t pid, unsigned int flags);
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags);

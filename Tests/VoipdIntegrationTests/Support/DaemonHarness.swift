@@ -19,6 +19,7 @@ final class DaemonHarness {
     private var transitions: [TransitionRecord] = []
     let reports: ReportServer
     private var apps: [TestAppHandle] = []
+    private var peers: [TCPPeer] = []
 
     init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = []) throws {
         directory = try makeTemporaryDirectory("voipd-test")
@@ -50,6 +51,13 @@ final class DaemonHarness {
 
     /// The daemon's log so far (for failure messages).
     var log: String { ProcFS.read(logPath) ?? "" }
+
+    /// A TCP peer on loopback that lives (with every connection it accepts) until ``stop()``.
+    func makePeer() throws -> TCPPeer {
+        let peer = try TCPPeer()
+        peers.append(peer)
+        return peer
+    }
 
     /// Launches the test app under supervision and waits for its hello.
     func launchTestApp(_ name: String, _ arguments: [String] = [], background: Bool = false, relaunchOnData: Bool = true,

@@ -98,10 +98,16 @@ final class TCPPeer {
 
     var address: String { "tcp:127.0.0.1:\(port)" }
 
+    /// Every connection accepted, kept open as long as the peer (Swift may release a local
+    /// after its last use; a test's far ends must not close before the test ends).
+    private(set) var connections: [PeerConnection] = []
+
     func accept(timeout: Duration = .seconds(20)) throws -> PeerConnection {
         guard waitReadable(listener.rawValue, Deadline(timeout)) else { throw TimedOut(description: "no connection to port \(port)") }
         guard let fd = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
-        return PeerConnection(fd)
+        let connection = PeerConnection(fd)
+        connections.append(connection)
+        return connection
     }
 }
 

@@ -1,0 +1,95 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+
+/// Background tasks, the expiration event, and the wake budget (TN2277, seed 002).
+@Suite("Background tasks and budgets", .serialized)
+struct BackgroundTaskTests {
+    @Test("an open background task keeps the app running; backgroundTaskWillExpire comes first; ending the last task suspends it at once")
+    func taskEndedInTime() throws {
+        let harness = try DaemonHarness(arguments: ["--timing", "backgroundTaskBudget=3", "--timing", "expirationWarning=1"])
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("uploader")
+        try app.send(["cmd": "beginTask", "name": "upload"])
+        let task = try app.expect { $0["event"] as? String == "task" }
+        #expect((task["id"] as? Int ?? 0) > 0, "granted in the foreground")
+        try harness.control.command(.background, "uploader")
+        try app.expectEvent("didEnterBackground")
+        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
+        try app.expect { $0["event"] as? String == "expiring" }
+        // Two seconds into the background, still running.
+        #expect(try harness.status("uploader").state == .background)
+        #expect(processState(app.pid) != "T")
+        #expect(!(try harness.control.events("uploader").contains { $0.to == .suspended }))
+        try app.send(["cmd": "endTask", "id": task["id"] as! Int])
+        let suspended = try harness.waitForState("uploader", .suspended)
+        #expect(suspended.reason == "no background work left")
+        #expect(processState(app.pid) == "T")
+    }
+
+    @Test("an app that ignores the expiration and keeps its task open is killed when the budget ends")
+    func taskIgnored() throws {
+        let harness = try DaemonHarness(arguments: ["--timing", "backgroundTaskBudget=2", "--timing", "expirationWarning=1"])
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("greedy")
+        try app.send(["cmd": "beginTask", "name": "forever"])
+        try app.expect { $0["event"] as? String == "task" }
+        try harness.control.command(.background, "greedy")
+        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
+        let ended = try harness.waitForState("greedy", .terminated, timeout: .seconds(10))
+        #expect(ended.reason.hasPrefix("backgroundTaskExpired"))
+        #expect(ended.reason.contains("forever"))
+    }
+
+    @Test("a task asked for once the budget is spent is refused with the invalid id")
+    func taskRefused() throws {
+        let harness = try DaemonHarness(arguments: ["--timing", "backgroundTaskBudget=0", "--timing", "expirationWarning=0"])
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("late", ["--no-ack", "didEnterBackground"])
+        try harness.control.command(.background, "late")
+        let entered = try app.expectEvent("didEnterBackground")
+        try app.send(["cmd": "beginTask", "name": "too late"])
+        let task = try app.expect { $0["event"] as? String == "task" }
+        #expect(task["id"] as? Int == 0)
+        try app.send(["cmd": "ack", "id": entered["id"] as! Int])
+        try harness.waitForState("late", .suspended)
+    }
+
+    @Test("a woken app that does not acknowledge within the wake budget is suspended again")
+    func wakeBudget() throws {
+        let harness = try DaemonHarness(arguments: ["--timing", "wakeBudget=0.5"])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "slow", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try WakePathTests.suspend(harness, app)
+        try remote.write("ring")
+        try app.expectEvent("voipSocketReadable")
+        try harness.waitForState("slow", .background)
+        let again = try harness.waitForState("slow", .suspended)
+        #expect(processState(app.pid) == "T")
+        #expect(again.reason == "wake budget of 0.5 s spent")
+        let woke = try #require(try harness.control.events("slow").last { $0.to == .background })
+        #expect(again.time - woke.time >= 0.45, "suspended only when the budget was spent")
+    }
+
+    @Test("a background task begun while woken keeps the app running past the wake budget")
+    func taskExtendsWake() throws {
+        let harness = try DaemonHarness(arguments: ["--timing", "wakeBudget=0.5", "--timing", "resumedTaskBudget=3", "--timing", "expirationWarning=1"])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "caller", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try WakePathTests.suspend(harness, app)
+        try remote.write("INVITE")
+        let wake = try app.expectEvent("voipSocketReadable")
+        try app.send(["cmd": "beginTask", "name": "call"])
+        let task = try app.expect { $0["event"] as? String == "task" }
+        #expect((task["id"] as? Int ?? 0) > 0)
+        try app.send(["cmd": "ack", "id": wake["id"] as! Int])
+        // The expiration warning comes 2 s into the wake: long past the 0.5 s wake budget.
+        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
+        #expect(try harness.status("caller").state == .background)
+        try app.send(["cmd": "endTask", "id": task["id"] as! Int])
+        try harness.waitForState("caller", .suspended)
+    }
+}

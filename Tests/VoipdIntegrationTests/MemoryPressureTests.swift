@@ -1,0 +1,55 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+
+/// Memory pressure, as jetsam did it: suspended apps first, largest first, then background
+/// apps; foreground apps only at the critical level. A VoIP app's sockets stay held.
+@Suite("Memory pressure", .serialized)
+struct MemoryPressureTests {
+    @Test("apps are terminated in the documented order")
+    func order() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        // Three suspended apps of different sizes (one with a VoIP socket), one running in the
+        // background with a task, one in the foreground.
+        let sizes = ["small": 10, "large": 90, "medium": 40]
+        for (name, megabytes) in sizes.sorted(by: { $0.key < $1.key }) {
+            let app = try harness.launchTestApp(name)
+            try app.send(["cmd": "allocate", "megabytes": megabytes])
+            try app.expect { $0["event"] as? String == "allocated" }
+            if name == "medium" {
+                try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+                _ = try peer.accept()
+                try app.expect { $0["event"] as? String == "registered" }
+            }
+            try harness.control.command(.background, name)
+            try harness.waitForState(name, .suspended)
+        }
+        let busy = try harness.launchTestApp("busy")
+        try busy.send(["cmd": "allocate", "megabytes": 200])
+        try busy.expect { $0["event"] as? String == "allocated" }
+        try busy.send(["cmd": "beginTask", "name": "work"])
+        try busy.expect { $0["event"] as? String == "task" }
+        try harness.control.command(.background, "busy")
+        try busy.expectEvent("didEnterBackground")
+        _ = try harness.launchTestApp("front")
+
+        var order: [String] = []
+        for _ in 0..<4 {
+            let victims = try harness.control.system(.memoryPressure, count: 1)
+            #expect(victims.count == 1)
+            order += victims
+            if let victim = victims.first {
+                let ended = try harness.waitForState(victim, .terminated)
+                #expect(ended.reason.hasPrefix("memoryPressure"))
+            }
+        }
+        #expect(order == ["large", "medium", "small", "busy"])
+        #expect(try harness.control.system(.memoryPressure, count: 1).isEmpty, "a foreground app is spared at the warning level")
+        #expect(try harness.control.sockets("medium").map(\.name) == ["sip"], "a terminated VoIP app's sockets stay held")
+        #expect(try harness.control.system(.memoryPressure, level: .critical, count: 1) == ["front"])
+        try harness.waitForState("front", .terminated)
+    }
+}

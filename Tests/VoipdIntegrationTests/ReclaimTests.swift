@@ -1,0 +1,85 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+import VoipdSystem
+
+/// Socket reclaim (TN2277): a suspended app's ordinary sockets are made unusable; its VoIP
+/// sockets are never touched.
+@Suite("Socket reclaim", .serialized)
+struct ReclaimTests {
+    @Test("after lock, a reclaimed TCP data socket fails on the app's next read and write; its peer sees the end; the VoIP socket still works")
+    func lockReclaimsDataSocket() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+        try app.send(["cmd": "connect", "socket": "presence", "connect": peer.address])
+        let presenceRemote = try peer.accept()
+        try app.expect { $0["event"] as? String == "connected" }
+        try WakePathTests.suspend(harness, app)
+
+        let locked = try harness.control.system(.lock)
+        #expect(locked == ["phone"])
+        #expect(try harness.status("phone").reclaimedSockets == 1)
+        #expect(try presenceRemote.read() == "", "the peer sees the connection end")
+
+        try harness.control.system(.unlock)
+        try harness.control.command(.foreground, "phone")
+        try harness.waitForState("phone", .active)
+        try app.send(["cmd": "write", "socket": "presence", "data": "PING"])
+        let write = try app.expect { $0["event"] as? String == "wrote" }
+        #expect(write["ok"] as? Bool == false)
+        #expect(write["errno"] as? Int == Int(EPIPE))
+        try app.send(["cmd": "read", "socket": "presence"])
+        let read = try app.expect { $0["event"] as? String == "read" }
+        #expect(read["eof"] as? Bool == true || (read["errno"] as? Int ?? 0) != 0)
+
+        // The VoIP socket was never touched.
+        try sipRemote.write("OPTIONS")
+        let sip = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
+        #expect(sip["data"] as? String == "OPTIONS")
+        try app.send(["cmd": "write", "socket": "sip", "data": "200 OK"])
+        #expect(try sipRemote.read() == "200 OK")
+    }
+
+    @Test("a reclaimed listening socket refuses connections, while a VoIP socket beside it still wakes the app")
+    func reclaimListener() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "server", peer: peer)
+        try app.send(["cmd": "listen", "socket": "web"])
+        let listening = try app.expect { $0["event"] as? String == "listening" }
+        let port = UInt16(listening["port"] as! Int)
+        try WakePathTests.suspend(harness, app)
+
+        try harness.control.command(.reclaim, "server")
+        #expect(try harness.status("server").reclaimedSockets == 1)
+        #expect(throws: Errno.self, "the kernel refuses the connection") { _ = try Socket.connectTCP(host: "127.0.0.1", port: port) }
+
+        try sipRemote.write("INVITE")
+        let wake = try app.expectEvent("voipSocketReadable")
+        #expect(wake["socket"] as? String == "sip")
+        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
+        #expect(read["data"] as? String == "INVITE")
+    }
+
+    @Test("while locked, an app reclaimed as soon as it is suspended; pipes and Unix sockets untouched")
+    func lockedBeforeSuspension() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let app = try harness.launchTestApp("late")
+        try app.send(["cmd": "connect", "socket": "presence", "connect": peer.address])
+        let presenceRemote = try peer.accept()
+        try app.expect { $0["event"] as? String == "connected" }
+        #expect(try harness.control.system(.lock).isEmpty)
+        try harness.control.command(.background, "late")
+        try harness.waitForState("late", .suspended)
+        #expect(try presenceRemote.read() == "")
+        #expect(try harness.status("late").reclaimedSockets == 1, "only the TCP socket; the report channel (Unix) is intact")
+        try harness.control.command(.foreground, "late")
+        try app.expectEvent("didBecomeActive")
+    }
+}
