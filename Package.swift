@@ -34,7 +34,7 @@ let package = Package(
         .executableTarget(name: "voipctl", dependencies: ["VoipClient"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
-        .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP"]),
+        .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
         .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem"]),
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
+            dependencies: ["VoipClient", "VoipdSystem", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

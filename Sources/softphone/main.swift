@@ -1,1 +1,31 @@
-print("todo")
+import Glibc
+
+// softphone: a SIP user agent over TCP under voipd, or (`softphone call`) a caller.
+// See Usage.swift for the command line.
+
+signal(SIGPIPE, SIG_IGN)
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(Usage.text)
+    exit(0)
+}
+do {
+    if arguments.first == "call" {
+        arguments.removeFirst()
+        exit(CallCommand(options: try CallOptions(parsing: arguments)).run())
+    }
+    let options = try SoftphoneOptions(parsing: arguments)
+    Log.write("start", "user \(options.user), registrar \(options.registrar)\(options.presence.map { ", presence \($0)" } ?? "")")
+    let phone: Softphone
+    do {
+        phone = try Softphone(options: options)
+    } catch {
+        Log.write("start", "cannot connect to voipd (start it under voipd: voipctl launch -- softphone ...): \(error)")
+        exit(1)
+    }
+    exit(phone.run())
+} catch {
+    let message = Array("softphone: \(error)\n\n\(Usage.text)\n".utf8)
+    _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(2)
+}
