@@ -57,7 +57,7 @@ extension Daemon {
         guard held.armed, let app = apps[held.app] else { return }
         guard let readiness = held.pendingReadiness() else { return }
         held.markReported(readiness)
-        feed(app, .socketReady(readiness))
+        feedWake(app, .socketReady(readiness))
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {

@@ -43,12 +43,26 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
+    /// The rest of a wake's actions, left until voipd has been back in epoll_wait
+    /// (``feedWake(_:_:)``).
+    var pendingWake: (app: AppRecord, actions: ArraySlice<LifecycleAction>)?
     /// Apps by the pid of their process, for SIGCHLD reports.
     var appsByPID: [pid_t: String] = [:]
     let startedAt = MonotonicInstant.now
 
+    /// How voipd was started, to start it the same way on an in-place upgrade.
+    let arguments: [String]
+    /// App manifests by name.
+    var manifests: [String: ResolvedManifest] = [:]
+
+    /// Every manifest error of a configuration (for `--check-config`).
+    public static func checkManifests(_ configuration: DaemonConfiguration) -> [ConfigurationError] {
+        ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota).errors
+    }
+
     /// Binds the control socket and sets up the loop. Nothing runs until ``run()``.
-    public init(configuration: DaemonConfiguration) throws {
+    public init(configuration: DaemonConfiguration, arguments: [String] = [], upgradeState: CInt? = nil) throws {
+        self.arguments = arguments
         self.configuration = configuration
         log = Logger(level: configuration.logLevel)
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
@@ -73,11 +87,15 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
-            try loop.epoll.wait { readiness in
+            // A wake's bookkeeping waits for the next event (typically the woken app's own
+            // SIGCHLD as it runs again), or a millisecond at most.
+            try loop.epoll.wait(timeoutMilliseconds: pendingWake == nil ? -1 : 1) { readiness in
+                finishPendingWake()
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
+            finishPendingWake()
         }
         shutDown()
     }
@@ -158,9 +176,10 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
+        finishPendingWake()
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions, for: app)
+        perform(actions[...], for: app)
         drainDeferredInputs()
         return actions
     }
@@ -171,13 +190,15 @@ public final class Daemon {
     }
 
     func drainDeferredInputs() {
+        // They come after the actions of the wake in progress.
+        guard pendingWake == nil else { return }
         while true {
             if !deferredInputs.isEmpty {
                 let (name, input) = deferredInputs.removeFirst()
                 guard let app = apps[name] else { continue }
                 let actions = app.lifecycle.handle(input, now: now)
                 log.debug("\(app.name): \(input) → \(actions)")
-                perform(actions, for: app)
+                perform(actions[...], for: app)
             } else if !deferredStarts.isEmpty {
                 performDeferredStart()
             } else {
@@ -186,10 +207,17 @@ public final class Daemon {
         }
     }
 
-    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
-        for action in actions {
-            switch action {
-            case .resume: resume(app)
+    /// Performs actions in order. `handingOff`: stop after a resume and leave the rest in
+    /// ``pendingWake``.
+    func perform(_ actions: ArraySlice<LifecycleAction>, for app: AppRecord, handingOff: Bool = false) {
+        for index in actions.indices {
+            switch actions[index] {
+            case .resume:
+                resume(app)
+                if handingOff && index + 1 < actions.endIndex {
+                    pendingWake = (app, actions[(index + 1)...])
+                    return
+                }
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .armSockets: arm(app)

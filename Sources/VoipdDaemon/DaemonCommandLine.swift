@@ -5,78 +5,120 @@ import VoipdProtocol
 /// `voipd`'s command line.
 public enum DaemonCommandLine {
     public static let usage = """
-    usage: voipd [--socket PATH] [--time-scale FACTOR] [--timing NAME=SECONDS]... [--log-level LEVEL]
-                 [--socket-quota N] [--no-memory-pressure-trigger]
+    usage: voipd [--config FILE] [--check-config] [--socket PATH] [--log-level LEVEL]
+                 [--time-scale FACTOR] [--timing NAME=SECONDS]... [--socket-quota N]
+                 [--apps-directory DIR] [--no-memory-pressure-trigger]
 
     Supervises apps the iOS way: suspends them in the background, holds their VoIP sockets,
-    and resumes them when data arrives. See README.md.
+    and resumes them when data arrives. See README.md and docs/CONFIGURATION.md.
 
+      --config FILE          JSON configuration (default: /etc/voipd/voipd.json if voipd runs
+                             as root and it exists); flags take precedence over it
+      --check-config         check the configuration and every app manifest, then exit
+                             (0 valid, 78 not)
       --socket PATH          control socket (default: $VOIPD_SOCKET, else
                              $XDG_RUNTIME_DIR/voipd.sock, or /run/voipd/voipd.sock as root)
-      --time-scale FACTOR    multiply every lifecycle duration (tests use 0.01)
-      --timing NAME=SECONDS  set one lifecycle duration (after scaling); NAME is one of
-                             \(LifecycleTimings.names.joined(separator: ", "))
       --log-level LEVEL      error, warning, notice, info (default) or debug
+      --time-scale FACTOR    multiply every lifecycle duration (tests use 0.01)
+      --timing NAME=SECONDS  set one lifecycle duration (after scaling); see docs/CONFIGURATION.md
       --socket-quota N       VoIP sockets one app may have held (default 64, at most 253)
+      --apps-directory DIR   app manifests (default /etc/voipd/apps.d)
       --no-memory-pressure-trigger
                              do not watch /proc/pressure/memory
+
+    SIGHUP reloads the configuration and manifests (keeping the old ones if the new are
+    invalid); SIGUSR2 or `voipctl upgrade` re-executes voipd in place, keeping every app,
+    connection and held socket.
     """
 
-    /// An error in the command line, with what to say.
+    public static let defaultConfigurationFile = "/etc/voipd/voipd.json"
+
+    /// An error in the command line, with what to say (empty: print the usage).
     public struct UsageError: Error, CustomStringConvertible {
         public var description: String
     }
 
-    public static func parse(_ arguments: [String], environment: [String: String]) throws -> DaemonConfiguration {
-        var socket: String?
-        var scale = 1.0
-        var level = LogLevel.info
-        var quota = 64
-        var pressure = true
-        var overrides: [(String, Double)] = []
+    /// What the command line asks for.
+    public struct Invocation: Sendable {
+        public var source: ConfigurationSource
+        /// Only check the configuration and manifests.
+        public var checkOnly = false
+        /// The descriptor holding an earlier voipd's state (an in-place upgrade).
+        public var upgradeState: CInt?
+        /// The arguments as given, to re-execute with on an upgrade.
+        public var arguments: [String]
+    }
+
+    public static func parse(_ arguments: [String]) throws -> Invocation {
+        var flags = ConfigurationFile()
+        var file: String?
+        var checkOnly = false
+        var upgradeState: CInt?
         var iterator = arguments.makeIterator()
         func value(_ flag: String) throws -> String {
             guard let next = iterator.next() else { throw UsageError(description: "\(flag) needs a value") }
             return next
         }
+        func number<T: LosslessStringConvertible>(_ flag: String) throws -> T {
+            let text = try value(flag)
+            guard let parsed = T(text) else { throw UsageError(description: "\(flag) needs a number, not \(text)") }
+            return parsed
+        }
         while let argument = iterator.next() {
             switch argument {
-            case "--socket": socket = try value(argument)
-            case "--time-scale":
-                let text = try value(argument)
-                guard let factor = Double(text), factor > 0 else { throw UsageError(description: "--time-scale needs a positive number, not \(text)") }
-                scale = factor
-            case "--log-level":
-                let text = try value(argument)
-                guard let parsed = LogLevel(name: text) else { throw UsageError(description: "unknown log level \(text)") }
-                level = parsed
-            case "--socket-quota":
-                let text = try value(argument)
-                guard let n = Int(text), n >= 1, n <= 253 else { throw UsageError(description: "--socket-quota must be 1…253, not \(text)") }
-                quota = n
+            case "--config": file = try value(argument)
+            case "--check-config": checkOnly = true
+            case "--socket": flags.socket = try value(argument)
+            case "--log-level": flags.logLevel = try value(argument)
+            case "--time-scale": flags.timeScale = try number(argument)
+            case "--socket-quota": flags.socketQuota = try number(argument)
+            case "--apps-directory": flags.appsDirectory = try value(argument)
             case "--timing":
                 let text = try value(argument)
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let seconds = Double(parts[1]), LifecycleTimings().setting(parts[0], seconds: seconds) != nil else {
-                    throw UsageError(description: "--timing needs NAME=SECONDS with NAME one of \(LifecycleTimings.names.joined(separator: ", ")), not \(text)")
+                guard parts.count == 2, let seconds = Double(parts[1]) else {
+                    throw UsageError(description: "--timing needs NAME=SECONDS, not \(text)")
                 }
-                overrides.append((parts[0], seconds))
-            case "--no-memory-pressure-trigger": pressure = false
+                flags.timings = (flags.timings ?? [:]).merging([parts[0]: seconds]) { $1 }
+            case "--no-memory-pressure-trigger": flags.memoryPressureTrigger = ""
+            case "--upgrade-from": upgradeState = try number(argument)
             case "-h", "--help": throw UsageError(description: "")
             default: throw UsageError(description: "unknown argument \(argument)")
             }
         }
-        guard let path = ControlSocketPath.resolve(explicit: socket, environment: environment, isRoot: geteuid() == 0) else {
-            throw UsageError(description: ControlSocketPath.unresolvedMessage)
+        if file == nil && geteuid() == 0 && access(defaultConfigurationFile, F_OK) == 0 { file = defaultConfigurationFile }
+        // Flags are checked on their own first, so a bad one is named as a flag.
+        do {
+            _ = try flags.resolve(environment: ["XDG_RUNTIME_DIR": "/run"], file: "command line")
+        } catch {
+            throw UsageError(description: "--\(flagName(error.key ?? "")): \(error.message)")
         }
-        var timings = LifecycleTimings().scaled(by: scale)
-        for (name, seconds) in overrides { timings = timings.setting(name, seconds: seconds)! }
-        var configuration = DaemonConfiguration(socketPath: path, timings: timings)
-        configuration.timeScale = scale
-        configuration.environment = environment
-        configuration.logLevel = level
-        configuration.socketQuota = quota
-        if !pressure { configuration.memoryPressureTrigger = nil }
-        return configuration
+        return Invocation(source: ConfigurationSource(file: file, commandLine: flags), checkOnly: checkOnly,
+                          upgradeState: upgradeState, arguments: arguments.filterUpgradeState())
+    }
+
+    private static func flagName(_ key: String) -> String {
+        switch key {
+        case "logLevel": return "log-level"
+        case "timeScale": return "time-scale"
+        case "socketQuota": return "socket-quota"
+        case "appsDirectory": return "apps-directory"
+        case let timing where timing.hasPrefix("timings."): return "timing \(timing.dropFirst(8))"
+        default: return key
+        }
+    }
+}
+
+extension Array where Element == String {
+    /// The arguments without `--upgrade-from N` (added afresh by each upgrade).
+    func filterUpgradeState() -> [String] {
+        var result: [String] = []
+        var skipNext = false
+        for argument in self {
+            if skipNext { skipNext = false; continue }
+            if argument == "--upgrade-from" { skipNext = true; continue }
+            result.append(argument)
+        }
+        return result
     }
 }

@@ -22,9 +22,36 @@ public struct DaemonConfiguration: Sendable {
     public var socketMode: UInt32 = 0o666
     /// The environment voipd started with (NOTIFY_SOCKET, LISTEN_FDS, …).
     public var environment: [String: String] = [:]
+    /// The directory of app manifests (one JSON file per app).
+    public var appsDirectory: String = DaemonConfiguration.defaultAppsDirectory
+    /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
+    /// and the command line's settings, which keep precedence.
+    public var source = ConfigurationSource()
+
+    public static let defaultAppsDirectory = "/etc/voipd/apps.d"
 
     public init(socketPath: String, timings: LifecycleTimings = LifecycleTimings()) {
         self.socketPath = socketPath
         self.timings = timings
+    }
+}
+
+/// Where a configuration came from.
+public struct ConfigurationSource: Sendable {
+    public var file: String?
+    public var commandLine = ConfigurationFile()
+
+    public init(file: String? = nil, commandLine: ConfigurationFile = ConfigurationFile()) {
+        self.file = file
+        self.commandLine = commandLine
+    }
+
+    /// Reads the file again (if any) and resolves it under the command line's settings.
+    public func load(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
+        var fromFile = ConfigurationFile()
+        if let file { fromFile = try ConfigurationFile.load(file) }
+        var configuration = try fromFile.overlaid(by: commandLine).resolve(environment: environment, file: file)
+        configuration.source = self
+        return configuration
     }
 }

@@ -1,19 +1,51 @@
 import Foundation
+import Glibc
 import VoipdDaemon
+import VoipdSystem
 
-let configuration: DaemonConfiguration
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("<3>voipd: \(message)\n".utf8))
+    exit(status)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+
+// voipd starting an app under another account: `voipd --run-as USER UID GID -- COMMAND…`
+// (posix_spawn cannot change credentials, so voipd spawns itself to do it, then execs).
+if arguments.first == "--run-as", arguments.count >= 6, arguments[4] == "--", let uid = uid_t(arguments[2]), let gid = gid_t(arguments[3]) {
+    becomeAndExecute(user: arguments[1], uid: uid, gid: gid, arguments: Array(arguments[5...]))
+}
+
+let invocation: DaemonCommandLine.Invocation
 do {
-    configuration = try DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+    invocation = try DaemonCommandLine.parse(arguments)
 } catch let error as DaemonCommandLine.UsageError {
     if !error.description.isEmpty { FileHandle.standardError.write(Data("voipd: \(error.description)\n".utf8)) }
     FileHandle.standardError.write(Data((DaemonCommandLine.usage + "\n").utf8))
     exit(error.description.isEmpty ? 0 : 2)
 }
 
+let environment = ProcessInfo.processInfo.environment
+let configuration: DaemonConfiguration
 do {
-    let daemon = try Daemon(configuration: configuration)
-    try daemon.run()
+    configuration = try invocation.source.load(environment: environment)
 } catch {
-    FileHandle.standardError.write(Data("<3>voipd: \(error)\n".utf8))
-    exit(1)
+    fail("invalid configuration: \(error)", status: ConfigurationError.exitStatus)
+}
+
+if invocation.checkOnly {
+    let errors = Daemon.checkManifests(configuration)
+    for error in errors { FileHandle.standardError.write(Data("<3>voipd: invalid manifest: \(error)\n".utf8)) }
+    guard errors.isEmpty else { exit(ConfigurationError.exitStatus) }
+    print("configuration \(configuration.source.file ?? "(none: defaults and flags)") is valid; manifests in \(configuration.appsDirectory) are valid")
+    exit(0)
+}
+
+do {
+    let daemon = try Daemon(configuration: configuration, arguments: invocation.arguments, upgradeState: invocation.upgradeState)
+    try daemon.run()
+} catch let error as ConfigurationError {
+    fail("invalid configuration: \(error)", status: ConfigurationError.exitStatus)
+} catch {
+    fail("\(error)", status: 1)
 }

@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+import VoipdLifecycle
+
+/// One app's manifest: how to start it and what it may do. One JSON file per app in the
+/// apps directory; docs/CONFIGURATION.md describes every key.
+public struct AppManifest: Codable, Sendable, Equatable {
+    /// The app's name (default: the file's name without `.json`).
+    public var name: String?
+    /// The program (a path, or a name looked up in PATH).
+    public var command: String
+    public var arguments: [String]?
+    public var environment: [String: String]?
+    public var workingDirectory: String?
+    /// The user to run as (a name or a uid), when voipd runs as root.
+    public var user: String?
+    /// iOS's UIBackgroundModes: "voip" (may hold VoIP sockets and set a keep-alive),
+    /// "audio" (keeps running in the background, never suspended while it runs).
+    public var backgroundModes: [String]?
+    /// UIApplicationExitsOnSuspend.
+    public var exitsOnSuspend: Bool?
+    /// "onData" (default): relaunched in the background when data arrives after it died;
+    /// "never".
+    public var relaunch: String?
+    /// Whether it talks to voipd (default true).
+    public var speaksProtocol: Bool?
+    /// VoIP sockets it may have held (default: the daemon's quota).
+    public var socketQuota: Int?
+    /// Launched in the background when voipd starts, as iOS did for VoIP apps at boot.
+    public var launchAtStart: Bool?
+
+    static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
+                                    "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart"]
+    static let knownBackgroundModes: Set<String> = ["voip", "audio"]
+}
+
+/// A manifest checked and resolved: everything voipd needs to start and supervise the app.
+public struct ResolvedManifest: Sendable, Equatable {
+    public var name: String
+    public var file: String
+    public var arguments: [String]
+    public var environment: [String]
+    public var workingDirectory: String?
+    /// Who it runs as; nil: as voipd.
+    public var account: Account?
+    public var policy: AppPolicy
+    public var socketQuota: Int?
+    /// Whether it may hold VoIP sockets and set a keep-alive ("voip" in its background modes,
+    /// or no background modes given).
+    public var allowsVoIP: Bool
+    public var launchAtStart: Bool
+
+    /// A user account, resolved once.
+    public struct Account: Sendable, Equatable {
+        public var name: String
+        public var uid: uid_t
+        public var gid: gid_t
+    }
+}
+
+/// The manifests of the apps directory.
+public enum ManifestCatalog {
+    /// Every `*.json` file of `directory`, resolved; the files in error are reported, not
+    /// loaded. A missing directory has no manifests.
+    public static func load(_ directory: String, socketQuota: Int) -> (manifests: [String: ResolvedManifest], errors: [ConfigurationError]) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([:], []) }
+        var manifests: [String: ResolvedManifest] = [:]
+        var errors: [ConfigurationError] = []
+        for entry in entries.sorted() where entry.hasSuffix(".json") && !entry.hasPrefix(".") {
+            let path = directory + "/" + entry
+            do {
+                let manifest = try resolve(path: path, socketQuota: socketQuota)
+                if let other = manifests[manifest.name] {
+                    throw ConfigurationError(file: path, key: "name", "\(manifest.name) is already the name of \(other.file)")
+                }
+                manifests[manifest.name] = manifest
+            } catch {
+                errors.append(error as? ConfigurationError ?? ConfigurationError(file: path, "\(error)"))
+            }
+        }
+        return (manifests, errors)
+    }
+
+    public static func resolve(path: String, socketQuota: Int) throws(ConfigurationError) -> ResolvedManifest {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError(file: path, "cannot read it: \((error as NSError).localizedDescription)")
+        }
+        let manifest = try ConfigurationFile.decode(data, file: path, as: AppManifest.self, keys: AppManifest.keys)
+        func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: path, key: key, message) }
+        let fileName = String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
+        let name = manifest.name ?? fileName
+        do { try Daemon.validateName(name, what: "app") } catch { throw fail("name", error.message) }
+        guard !manifest.command.isEmpty else { throw fail("command", "must not be empty") }
+        if let directory = manifest.workingDirectory, !directory.hasPrefix("/") {
+            throw fail("workingDirectory", "must be an absolute path, not \(directory)")
+        }
+        var environment: [String] = []
+        for (key, value) in (manifest.environment ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard !key.isEmpty, !key.contains("="), !key.contains("\0"), !value.contains("\0") else {
+                throw fail("environment.\(key)", "not a valid variable")
+            }
+            environment.append("\(key)=\(value)")
+        }
+        let modes = Set(manifest.backgroundModes ?? ["voip"])
+        if let unknown = modes.subtracting(AppManifest.knownBackgroundModes).sorted().first {
+            throw fail("backgroundModes", "unknown mode \(unknown) (known: \(AppManifest.knownBackgroundModes.sorted().joined(separator: ", ")))")
+        }
+        let relaunch = manifest.relaunch ?? "onData"
+        guard ["onData", "never"].contains(relaunch) else { throw fail("relaunch", "must be \"onData\" or \"never\", not \(relaunch)") }
+        if let quota = manifest.socketQuota, !(1...socketQuota).contains(quota) {
+            throw fail("socketQuota", "must be 1…\(socketQuota) (the daemon's quota), not \(quota)")
+        }
+        var account: ResolvedManifest.Account?
+        if let user = manifest.user {
+            guard let found = lookUpAccount(user) else { throw fail("user", "no such user \(user)") }
+            if found.uid != geteuid() && geteuid() != 0 {
+                throw fail("user", "voipd runs as uid \(geteuid()) and cannot start programs as \(user); only root can")
+            }
+            account = found
+        }
+        let policy = AppPolicy(exitsOnSuspend: manifest.exitsOnSuspend ?? false, canLaunch: true, relaunchOnData: relaunch == "onData",
+                               runsInBackground: modes.contains("audio"), speaksProtocol: manifest.speaksProtocol ?? true)
+        return ResolvedManifest(name: name, file: path, arguments: [manifest.command] + (manifest.arguments ?? []), environment: environment,
+                                workingDirectory: manifest.workingDirectory, account: account, policy: policy,
+                                socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),
+                                launchAtStart: manifest.launchAtStart ?? false)
+    }
+
+    /// A user by name or uid (getpwnam_r / getpwuid_r).
+    static func lookUpAccount(_ user: String) -> ResolvedManifest.Account? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        if let uid = uid_t(user) {
+            getpwuid_r(uid, &entry, &buffer, buffer.count, &result)
+        } else {
+            getpwnam_r(user, &entry, &buffer, buffer.count, &result)
+        }
+        guard let found = result?.pointee else { return nil }
+        return ResolvedManifest.Account(name: String(cString: found.pw_name), uid: found.pw_uid, gid: found.pw_gid)
+    }
+}

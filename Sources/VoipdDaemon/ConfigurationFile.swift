@@ -1,0 +1,181 @@
+import Foundation
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+
+/// An error in the configuration (file, flag or manifest), naming the key. voipd exits with
+/// 78 (EX_CONFIG) when it meets one at start, and keeps its configuration on a reload.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// The file, when the error is in one.
+    public var file: String?
+    /// The key, dotted for nested ones ("timings.wakeBudget").
+    public var key: String?
+    public var message: String
+
+    public init(file: String? = nil, key: String? = nil, _ message: String) {
+        self.file = file
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String {
+        [file, key.map { "key \"\($0)\"" }, message].compactMap { $0 }.joined(separator: ": ")
+    }
+
+    /// EX_CONFIG from sysexits.h.
+    public static let exitStatus: Int32 = 78
+}
+
+/// The settings of voipd, as the configuration file (JSON) spells them; every key is
+/// optional and docs/CONFIGURATION.md gives each one's default. Command-line flags fill the
+/// same structure and take precedence over the file.
+public struct ConfigurationFile: Codable, Sendable, Equatable {
+    /// The control socket's path.
+    public var socket: String?
+    /// Its permissions, in octal ("0660").
+    public var socketMode: String?
+    /// error, warning, notice, info or debug.
+    public var logLevel: String?
+    /// Every lifecycle duration is multiplied by this.
+    public var timeScale: Double?
+    /// Lifecycle durations in seconds, by name (after scaling).
+    public var timings: [String: Double]?
+    /// The most VoIP sockets one app may have held (1…253).
+    public var socketQuota: Int?
+    /// Transitions kept for `voipctl events`.
+    public var eventHistory: Int?
+    /// A PSI trigger on /proc/pressure/memory; "" for none.
+    public var memoryPressureTrigger: String?
+    /// The directory of app manifests.
+    public var appsDirectory: String?
+
+    public init() {}
+
+    /// The keys a file may have.
+    public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
+                                           "eventHistory", "memoryPressureTrigger", "appsDirectory"]
+
+    /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
+    public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError(file: path, "cannot read it: \((error as NSError).localizedDescription)")
+        }
+        return try decode(data, file: path, as: ConfigurationFile.self, keys: keys, nested: ["timings": Set(LifecycleTimings.names)])
+    }
+
+    /// Decodes one JSON object, checking its keys first so a misspelt one is named.
+    static func decode<T: Decodable>(_ data: Data, file: String, as type: T.Type, keys: Set<String>,
+                                     nested: [String: Set<String>] = [:]) throws(ConfigurationError) -> T {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ConfigurationError(file: file, "not valid JSON: \((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error)")
+        }
+        guard let dictionary = object as? [String: Any] else { throw ConfigurationError(file: file, "must be a JSON object") }
+        for key in dictionary.keys.sorted() where !keys.contains(key) {
+            throw ConfigurationError(file: file, key: key, "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
+        }
+        for (key, allowed) in nested {
+            guard let inner = dictionary[key] as? [String: Any] else { continue }
+            for name in inner.keys.sorted() where !allowed.contains(name) {
+                throw ConfigurationError(file: file, key: "\(key).\(name)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
+            }
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let DecodingError.typeMismatch(expected, context) {
+            throw ConfigurationError(file: file, key: path(context), "must be \(describe(expected))")
+        } catch let DecodingError.valueNotFound(expected, context) {
+            throw ConfigurationError(file: file, key: path(context), "must be \(describe(expected)), not null")
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw ConfigurationError(file: file, key: (context.codingPath + [key]).map(\.stringValue).joined(separator: "."), "is required")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ConfigurationError(file: file, key: path(context), context.debugDescription)
+        } catch {
+            throw ConfigurationError(file: file, "\(error)")
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String? {
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return path.isEmpty ? nil : path
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Int.Type, is Double.Type: return "a number"
+        case is [String].Type: return "an array of strings"
+        default: return "an object"
+        }
+    }
+
+    /// This file's settings with `other`'s wherever `other` has one.
+    public func overlaid(by other: ConfigurationFile) -> ConfigurationFile {
+        var result = self
+        result.socket = other.socket ?? socket
+        result.socketMode = other.socketMode ?? socketMode
+        result.logLevel = other.logLevel ?? logLevel
+        result.timeScale = other.timeScale ?? timeScale
+        if let extra = other.timings { result.timings = (timings ?? [:]).merging(extra) { $1 } }
+        result.socketQuota = other.socketQuota ?? socketQuota
+        result.eventHistory = other.eventHistory ?? eventHistory
+        result.memoryPressureTrigger = other.memoryPressureTrigger ?? memoryPressureTrigger
+        result.appsDirectory = other.appsDirectory ?? appsDirectory
+        return result
+    }
+
+    /// The daemon's configuration, every value checked; `file` names where a bad one came from.
+    public func resolve(environment: [String: String], file: String?) throws(ConfigurationError) -> DaemonConfiguration {
+        func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: file, key: key, message) }
+        guard let path = ControlSocketPath.resolve(explicit: socket, environment: environment, isRoot: geteuid() == 0) else {
+            throw fail("socket", ControlSocketPath.unresolvedMessage)
+        }
+        guard path.hasPrefix("/"), path.utf8.count < 108 else { throw fail("socket", "must be an absolute path shorter than 108 bytes, not \(path)") }
+        let scale = timeScale ?? 1
+        guard scale > 0, scale.isFinite else { throw fail("timeScale", "must be a positive number, not \(scale)") }
+        var lifecycle = LifecycleTimings().scaled(by: scale)
+        for (name, seconds) in (timings ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let updated = lifecycle.setting(name, seconds: seconds) else {
+                throw fail("timings.\(name)", LifecycleTimings.names.contains(name) ? "must be a number of seconds ≥ 0, not \(seconds)" : "unknown duration")
+            }
+            lifecycle = updated
+        }
+        var configuration = DaemonConfiguration(socketPath: path, timings: lifecycle)
+        configuration.timeScale = scale
+        configuration.environment = environment
+        if let mode = socketMode {
+            guard let value = UInt32(mode, radix: 8), value <= 0o777 else { throw fail("socketMode", "must be octal permissions such as \"0660\", not \(mode)") }
+            configuration.socketMode = value
+        }
+        if let level = logLevel {
+            guard let parsed = LogLevel(name: level) else { throw fail("logLevel", "must be error, warning, notice, info or debug, not \(level)") }
+            configuration.logLevel = parsed
+        }
+        if let quota = socketQuota {
+            guard (1...253).contains(quota) else { throw fail("socketQuota", "must be 1…253 (SCM_RIGHTS carries at most 253), not \(quota)") }
+            configuration.socketQuota = quota
+        }
+        if let history = eventHistory {
+            guard (1...1_000_000).contains(history) else { throw fail("eventHistory", "must be 1…1000000, not \(history)") }
+            configuration.eventHistory = history
+        }
+        if let trigger = memoryPressureTrigger {
+            let fields = trigger.split(separator: " ")
+            guard trigger.isEmpty || (fields.count == 3 && ["some", "full"].contains(fields[0]) && UInt64(fields[1]) != nil && UInt64(fields[2]) != nil) else {
+                throw fail("memoryPressureTrigger", "must be \"some|full STALL_US WINDOW_US\" or \"\", not \(trigger)")
+            }
+            configuration.memoryPressureTrigger = trigger.isEmpty ? nil : trigger
+        }
+        if let directory = appsDirectory {
+            guard directory.hasPrefix("/") else { throw fail("appsDirectory", "must be an absolute path, not \(directory)") }
+            configuration.appsDirectory = directory
+        }
+        return configuration
+    }
+}
