@@ -12,6 +12,15 @@ public final class VoipdControl {
         connection = try VoipdConnection(socketPath: socketPath)
     }
 
+    /// Launches the app of a manifest, by name.
+    public func launchManifest(_ name: String, background: Bool = false, waitForConnection: Bool = false,
+                               timeout: Duration = .seconds(30)) throws -> AppStatus {
+        let (result, _) = try connection.request(.launch, {
+            LaunchRequest(id: $0, name: name, arguments: nil, background: background, waitForConnection: waitForConnection)
+        }, expecting: AppResult.self, timeout: timeout)
+        return result.app
+    }
+
     /// Launches a program under supervision. `output` (borrowed) receives its standard
     /// output and error.
     public func launch(_ arguments: [String], name: String? = nil, environment: [String] = [], workingDirectory: String? = nil,

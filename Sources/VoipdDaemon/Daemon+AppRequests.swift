@@ -33,6 +33,10 @@ extension Daemon {
         let peer = client.credentials
         let app: AppRecord
         if let existing = apps[request.name] {
+            if existing.unclaimed {
+                existing.uid = peer.uid
+                existing.unclaimed = false
+            }
             guard peer.uid == 0 || peer.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(request.name) belongs to uid \(existing.uid)")
             }
@@ -53,6 +57,19 @@ extension Daemon {
                 try adopt(client, as: existing)
             }
             app = existing
+        } else if let manifest = manifests[request.name] {
+            // A manifest app started by someone else still runs under its manifest's rules.
+            let owner = manifest.account?.uid ?? geteuid()
+            guard peer.uid == 0 || peer.uid == owner else {
+                throw ProtocolError(.permissionDenied, "app \(request.name) is reserved for uid \(owner) by its manifest")
+            }
+            app = record(for: manifest)
+            do {
+                try adopt(client, as: app)
+            } catch {
+                apps[app.name] = nil
+                throw error
+            }
         } else {
             app = AppRecord(name: request.name, uid: peer.uid, lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
             apps[app.name] = app
@@ -126,8 +143,12 @@ extension Daemon {
         guard registry.socket(app: app.name, name: request.name) == nil else {
             throw ProtocolError(.duplicateName, "\(app.name) already has a VoIP socket named \(request.name)")
         }
-        guard registry.count(of: app.name) < configuration.socketQuota else {
-            throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(configuration.socketQuota) VoIP sockets (the quota)")
+        guard manifests[app.name]?.allowsVoIP ?? true else {
+            throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode")
+        }
+        let quota = socketQuota(of: app.name)
+        guard registry.count(of: app.name) < quota else {
+            throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
         let held = try hold(descriptors.take(0)!, app: app, name: request.name, kind: kind.name, origin: .registered)
         log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind))")
@@ -175,6 +196,9 @@ extension Daemon {
 
     func setKeepAlive(_ request: SetKeepAliveRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
+        guard manifests[app.name]?.allowsVoIP ?? true else {
+            throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode: no keep-alive")
+        }
         if let seconds = request.seconds {
             // Anything longer than a year is a mistake (and would overflow the clock's arithmetic).
             guard seconds.isFinite, seconds > 0, seconds <= Self.longestKeepAlive else {

@@ -17,6 +17,7 @@ extension Daemon {
             throw ProtocolError(.internalError, "cannot watch \(name): \(error)")
         }
         registry.insert(held)
+        if origin == .registered { notifier.store(held) }
         // Whatever is already waiting counts as new: the app may be about to sleep.
         held.arrivedSinceReport = true
         // The lifecycle says whether to watch it (only for an app that is not running).
@@ -27,6 +28,7 @@ extension Daemon {
     /// Lets a socket go: out of the epoll set and closed.
     func release(_ held: HeldSocket) {
         registry.remove(app: held.app, name: held.name)
+        notifier.removeFromStore(app: held.app, name: held.name)
         loop.deregister(held.descriptor.rawValue, token: held.token)
         if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.name))) }
     }

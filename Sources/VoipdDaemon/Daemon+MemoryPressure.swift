@@ -11,8 +11,8 @@ extension Daemon {
         do {
             let fd = try openFile("/proc/pressure/memory", flags: O_RDWR | O_NONBLOCK)
             try fd.writeAll(Array(trigger.utf8) + [0])
-            _ = try loop.register(fd.rawValue, .priority, .memoryPressure)
-            memoryPressure = consume fd
+            memoryPressureToken = try loop.register(fd.rawValue, .priority, .memoryPressure)
+            memoryPressure = DescriptorBox(fd)
             log.info("watching memory pressure: PSI trigger \"\(trigger)\"")
         } catch {
             log.notice("no memory-pressure trigger (\(error)); voipctl memory-pressure still works")

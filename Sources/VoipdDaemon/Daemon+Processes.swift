@@ -6,15 +6,55 @@ import VoipdSystem
 /// Starting apps, and learning when they stop or end.
 extension Daemon {
     func launch(_ request: LaunchRequest, descriptors: DescriptorBag, from client: ClientConnection) throws {
-        guard let program = request.arguments.first, !program.isEmpty else {
-            throw ProtocolError(.badRequest, "launch needs a command")
+        let caller = client.credentials
+        let app: AppRecord
+        var isNew = false
+        if let arguments = request.arguments, !arguments.isEmpty {
+            (app, isNew) = try adHocApp(request, arguments: arguments, descriptors: descriptors, caller: caller)
+        } else {
+            guard let name = request.name else { throw ProtocolError(.badRequest, "launch needs a command, or the name of an app manifest") }
+            guard let manifest = manifests[name] else {
+                throw ProtocolError(.noSuchApp, "no manifest for \(name) in \(configuration.appsDirectory), and no command given")
+            }
+            let owner = manifest.account?.uid ?? geteuid()
+            guard caller.uid == 0 || caller.uid == owner else {
+                throw ProtocolError(.permissionDenied, "app \(name) runs as uid \(owner); uid \(caller.uid) may not launch it")
+            }
+            guard apps[name].map({ !$0.lifecycle.phase.isAlive }) ?? true else {
+                throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(apps[name]?.process?.pid ?? 0))")
+            }
+            isNew = apps[name] == nil
+            app = record(for: manifest)
         }
+        do {
+            try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
+        } catch {
+            // A command that could not even start leaves no app behind (a typo is not an app).
+            if isNew && registry.count(of: app.name) == 0 { apps[app.name] = nil }
+            throw error
+        }
+        if request.waitForConnection ?? false, app.client == nil, app.lifecycle.phase.isAlive {
+            app.launchWaiters.append((client.id, request.id))
+            finishLaunchWaiters(app)
+        } else {
+            reply(request.id, AppResult(app: status(of: app)), to: client)
+        }
+    }
+
+    /// The record of an app launched with a command line: it runs as the caller (a root
+    /// voipd starts it under the caller's account).
+    private func adHocApp(_ request: LaunchRequest, arguments: [String], descriptors: DescriptorBag,
+                          caller: PeerCredentials) throws -> (AppRecord, isNew: Bool) {
+        let program = arguments[0]
+        guard !program.isEmpty else { throw ProtocolError(.badRequest, "launch needs a command") }
         let name = request.name ?? String(program.split(separator: "/").last ?? Substring(program))
         try Self.validateName(name, what: "app")
-        let caller = client.credentials
-        // A root daemon starts programs as root; it will not do that for someone else.
-        guard caller.uid == geteuid() || caller.uid == 0 else {
-            throw ProtocolError(.permissionDenied, "voipd runs as uid \(geteuid()) and will not start programs for uid \(caller.uid)")
+        var account: ResolvedManifest.Account?
+        if caller.uid != geteuid() {
+            guard geteuid() == 0, let found = ManifestCatalog.lookUpAccount(String(caller.uid)) else {
+                throw ProtocolError(.permissionDenied, "voipd runs as uid \(geteuid()) and cannot start programs as uid \(caller.uid)")
+            }
+            account = found
         }
         if let existing = apps[name] {
             guard caller.uid == 0 || caller.uid == existing.uid else {
@@ -23,6 +63,9 @@ extension Daemon {
             guard !existing.lifecycle.phase.isAlive else {
                 throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(existing.process?.pid ?? 0))")
             }
+        }
+        if manifests[name] != nil, caller.uid != 0 {
+            throw ProtocolError(.permissionDenied, "\(name) is a manifest app; launch it by name, without a command")
         }
         for entry in request.environment ?? [] {
             guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex, !entry.contains("\0") else {
@@ -38,34 +81,19 @@ extension Daemon {
             if let output { close(output) }
             throw ProtocolError(.internalError, "cannot duplicate the output descriptor: \(error)")
         }
-        let specification = LaunchSpecification(arguments: request.arguments, environment: request.environment ?? [],
-                                                workingDirectory: request.workingDirectory, adoptingOutput: output, error: error)
+        let specification = LaunchSpecification(arguments: arguments, environment: request.environment ?? [],
+                                                workingDirectory: request.workingDirectory, account: account,
+                                                adoptingOutput: output, error: error)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)
-        let app: AppRecord
         let isNew = apps[name] == nil
-        if let existing = apps[name] {
-            app = existing
-            app.lifecycle.policy = policy
-        } else {
-            app = AppRecord(name: name, uid: caller.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: policy),
-                            since: wallClockSeconds())
-            apps[name] = app
-        }
+        let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: policy),
+                                          since: wallClockSeconds())
+        apps[name] = app
+        app.lifecycle.policy = policy
         app.launch = specification
-        do {
-            try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
-        } catch {
-            // A command that could not even start leaves no app behind (a typo is not an app).
-            if isNew && registry.count(of: name) == 0 { apps[name] = nil }
-            throw error
-        }
-        if request.waitForConnection ?? false, app.client == nil, app.lifecycle.phase.isAlive {
-            app.launchWaiters.append((client.id, request.id))
-        } else {
-            reply(request.id, AppResult(app: status(of: app)), to: client)
-        }
+        return (app, isNew)
     }
 
     /// Starts an app's process from its launch specification and tells the lifecycle.
@@ -77,7 +105,15 @@ extension Daemon {
         let reserved = [LaunchEnvironment.socket + "=", LaunchEnvironment.appName + "=", "LISTEN_", "NOTIFY_SOCKET=", "WATCHDOG_"]
         var environment = (currentEnvironment() + specification.environment).filter { entry in !reserved.contains { entry.hasPrefix($0) } }
         environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
-        let request = SpawnRequest(arguments: specification.arguments, environment: environment,
+        var arguments = specification.arguments
+        if let account = specification.account, account.uid != geteuid() {
+            // posix_spawn cannot change credentials: voipd starts itself to do it, then execs.
+            guard let voipd = currentExecutablePath() else { throw ProtocolError(.launchFailed, "cannot find voipd's own executable") }
+            arguments = [voipd, "--run-as", account.name, "\(account.uid)", "\(account.gid)", "--"] + arguments
+            environment = environment.filter { !$0.hasPrefix("HOME=") && !$0.hasPrefix("USER=") && !$0.hasPrefix("LOGNAME=") }
+                + ["USER=\(account.name)", "LOGNAME=\(account.name)"] + (homeDirectory(of: account).map { ["HOME=\($0)"] } ?? [])
+        }
+        let request = SpawnRequest(arguments: arguments, environment: environment,
                                    workingDirectory: specification.workingDirectory,
                                    standardOutput: specification.standardOutput,
                                    standardError: specification.standardError)
@@ -179,4 +215,13 @@ extension Daemon {
             }
         }
     }
+}
+
+/// A user's home directory from the password database.
+func homeDirectory(of account: ResolvedManifest.Account) -> String? {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16384)
+    getpwuid_r(account.uid, &entry, &buffer, buffer.count, &result)
+    return result.map { String(cString: $0.pointee.pw_dir) }
 }

@@ -9,13 +9,17 @@ enum DaemonTimer: Hashable, Sendable {
     case app(String, LifecycleTimer)
     /// Look at /proc for a stop no SIGCHLD will confirm (the app is not voipd's child).
     case stopCheck(String)
+    /// Tell the service manager voipd is alive (WATCHDOG=1).
+    case serviceWatchdog
+    /// Tell the service manager how things are (STATUS=), at most once a second.
+    case serviceStatus
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
 /// apps' lifecycle state machines decide; it decides nothing about lifecycles itself.
 public final class Daemon {
-    let configuration: DaemonConfiguration
-    let log: Logger
+    var configuration: DaemonConfiguration
+    var log: Logger
     let loop: EventLoop
     let codec = WireCodec()
     let listener: FileDescriptor
@@ -35,7 +39,8 @@ public final class Daemon {
     var events: EventLog
     var metrics = Metrics()
     var locked = false
-    var memoryPressure: FileDescriptor?
+    var memoryPressure: DescriptorBox?
+    var memoryPressureToken: UInt64 = 0
     var running = true
     let notifier: ServiceNotifier
     /// Inputs raised while performing actions, fed once the current batch is done, so the
@@ -74,16 +79,28 @@ public final class Daemon {
         timer = try TimerFd()
         let directory = parentDirectory(of: configuration.socketPath)
         if !directory.isEmpty { mkdir(directory, 0o755) }
-        listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
+        let activated = ActivatedDescriptors.take(from: configuration.environment)
+        if let control = activated.controlSocket {
+            // Socket activation: the service manager bound it, and keeps it across restarts.
+            listener = FileDescriptor(adopting: control)
+            try listener.setNonBlocking()
+        } else {
+            listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
+        }
         _ = try loop.register(listener.rawValue, .readable, .listener)
         _ = try loop.register(signals.descriptor.rawValue, .readable, .signals)
         _ = try loop.register(timer.descriptor.rawValue, .readable, .timer)
         setUpMemoryPressureTrigger()
+        if activated.controlSocket != nil { log.notice("control socket passed by the service manager (socket activation)") }
+        loadManifests()
+        takeBack(activated)
+        if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
 
     /// Serves until SIGTERM or SIGINT, then leaves no app stopped.
     public func run() throws {
         log.notice("voipd listening on \(configuration.socketPath) (pid \(getpid()), suspension by \(suspender.name))")
+        launchAtStart()
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
@@ -146,6 +163,11 @@ public final class Daemon {
                 if kind == .connect { finishLaunchWaiters(app) }
             case .stopCheck(let name):
                 if let app = apps[name] { checkStop(app) }
+            case .serviceWatchdog:
+                notifier.notify(["WATCHDOG=1"])
+                if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
+            case .serviceStatus:
+                notifier.notify(["STATUS=\(statusLine)"])
             }
         }
     }
@@ -162,7 +184,8 @@ public final class Daemon {
             case SIGCHLD:
                 childStateChanged()
             case SIGHUP:
-                log.notice("received SIGHUP: nothing to reload")
+                log.notice("received SIGHUP: reloading the configuration and manifests")
+                reloadConfiguration()
             default:
                 break
             }
@@ -294,6 +317,7 @@ public final class Daemon {
         let record = TransitionRecord(time: wallClockSeconds(), app: app.name, from: from, to: to, reason: reason)
         app.since = record.time
         events.append(record)
+        if notifier.isEnabled && !timers.contains(.serviceStatus) { timers.set(.serviceStatus, deadline: now + .seconds(1)) }
         metrics.transitions += 1
         let routine = (from == .background && to == .suspended) || (from == .suspended && to == .background)
         log.log(routine ? .debug : .info, "\(app.name): \(from.rawValue) → \(to.rawValue) (\(reason))")

@@ -2,7 +2,7 @@ import VoipdProtocol
 
 /// The last transitions, oldest first, for `voipctl events`.
 struct EventLog {
-    let capacity: Int
+    private(set) var capacity: Int
     /// A ring once full: every transition of every wake is appended here, so an append must
     /// not shift the whole history (a thousand records) along.
     private var storage: [TransitionRecord] = []
@@ -10,6 +10,14 @@ struct EventLog {
     private var oldest = 0
 
     init(capacity: Int) { self.capacity = max(capacity, 1) }
+
+    /// The same log with another capacity, keeping the newest records.
+    mutating func resize(to newCapacity: Int) {
+        guard newCapacity != capacity else { return }
+        var resized = EventLog(capacity: newCapacity)
+        for record in records.suffix(resized.capacity) { resized.append(record) }
+        self = resized
+    }
 
     /// The records, oldest first.
     var records: [TransitionRecord] { Array(storage[oldest...] + storage[..<oldest]) }

@@ -38,15 +38,19 @@ final class LaunchSpecification {
     let arguments: [String]
     let environment: [String]
     let workingDirectory: String?
+    /// The account it runs as (nil: voipd's own).
+    let account: ResolvedManifest.Account?
     /// Where its output goes (descriptors owned here, closed with it), or voipd's own when nil.
     let standardOutput: CInt?
     let standardError: CInt?
 
     /// Takes ownership of the two output descriptors.
-    init(arguments: [String], environment: [String], workingDirectory: String?, adoptingOutput standardOutput: CInt?, error standardError: CInt?) {
+    init(arguments: [String], environment: [String], workingDirectory: String?, account: ResolvedManifest.Account? = nil,
+         adoptingOutput standardOutput: CInt?, error standardError: CInt?) {
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
+        self.account = account
         self.standardOutput = standardOutput
         self.standardError = standardError
     }
@@ -61,7 +65,10 @@ final class LaunchSpecification {
 final class AppRecord {
     let name: String
     /// The uid that owns it: only this uid or root may act on it.
-    let uid: uid_t
+    var uid: uid_t
+    /// Known only by sockets a service manager gave back, with no manifest: the first
+    /// app to say hello under its name claims it (the fd store keeps no owner).
+    var unclaimed = false
     var lifecycle: AppLifecycle
     var process: AppProcess?
     var launch: LaunchSpecification?

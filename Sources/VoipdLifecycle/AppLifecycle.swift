@@ -9,7 +9,8 @@
 /// inactive, didBecomeActive → active). An app without a control connection cannot
 /// acknowledge, so its events count as acknowledged at once.
 public struct AppLifecycle: Sendable {
-    public let timings: LifecycleTimings
+    /// The durations; a configuration reload may change them (for timers started later).
+    public var timings: LifecycleTimings
     public var policy: AppPolicy {
         // A changed policy says anew whether launched processes are expected to connect.
         didSet { if policy.speaksProtocol != oldValue.speaksProtocol { expectsConnection = policy.speaksProtocol } }

@@ -5,9 +5,11 @@ import VoipdLifecycle
 /// its standard error (one alone serves both); without them the program shares voipd's.
 public struct LaunchRequest: Codable, Sendable {
     public var id: UInt64
-    /// The app's name; defaults to the program's base name.
+    /// The app's name; defaults to the program's base name. Without `arguments`, the name
+    /// of an app manifest to launch.
     public var name: String?
-    public var arguments: [String]
+    /// The command and its arguments; absent or empty to launch the manifest named `name`.
+    public var arguments: [String]?
     /// `KEY=VALUE` pairs added to voipd's environment.
     public var environment: [String]?
     public var workingDirectory: String?
@@ -22,7 +24,7 @@ public struct LaunchRequest: Codable, Sendable {
     /// Relaunched when data arrives on its held sockets after it died (default true).
     public var relaunchOnData: Bool?
 
-    public init(id: UInt64, name: String? = nil, arguments: [String], environment: [String]? = nil,
+    public init(id: UInt64, name: String? = nil, arguments: [String]?, environment: [String]? = nil,
                 workingDirectory: String? = nil, background: Bool? = nil, waitForConnection: Bool? = nil,
                 speaksProtocol: Bool? = nil, exitsOnSuspend: Bool? = nil, relaunchOnData: Bool? = nil) {
         self.id = id

@@ -31,3 +31,13 @@ public final class DescriptorBag {
         }
     }
 }
+
+/// A descriptor owned by a reference: for a class's optional descriptor, which Swift cannot
+/// yet test or take out of an optional non-copyable stored property without consuming it.
+public final class DescriptorBox {
+    public let descriptor: FileDescriptor
+
+    public init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
+
+    public var rawValue: CInt { descriptor.rawValue }
+}

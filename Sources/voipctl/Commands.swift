@@ -54,7 +54,13 @@ struct Commands {
         let noRelaunch = arguments.flag("--no-relaunch")
         let rest = arguments.remaining
         guard let separator = rest.firstIndex(of: "--") else {
-            throw UsageFailure(message: "put the command after --", verb: verb)
+            // `launch NAME`: an app manifest.
+            guard rest.count == 1, let manifest = rest.first, !manifest.hasPrefix("-"), !manifest.contains("/") else {
+                throw UsageFailure(message: "give a manifest's NAME, or put the command after --", verb: verb)
+            }
+            let app = try control().launchManifest(manifest, background: background, waitForConnection: wait)
+            write(json ? Output.json(AppResult(app: app)) : app.name)
+            return .ok
         }
         if let unknown = rest[..<separator].first { throw UsageFailure(message: "unknown option \(unknown)", verb: verb) }
         let command = Array(rest[(separator + 1)...])

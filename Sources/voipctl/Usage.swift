@@ -8,6 +8,7 @@ enum Usage {
 
     Apps:
       launch [OPTIONS] -- CMD [ARGS...]   start CMD under supervision; prints its name
+      launch [--background] [--wait] NAME start the app of a manifest
       status [NAME]                       apps, their states and held sockets
       sockets [NAME]                      held VoIP sockets
       background NAME | foreground NAME   move an app between foreground and background
@@ -32,6 +33,11 @@ enum Usage {
             return """
             usage: voipctl launch [--name NAME] [--background] [--wait] [--output FILE] [--env KEY=VALUE]...
                                   [--cwd DIR] [--no-protocol] [--exits-on-suspend] [--no-relaunch] -- CMD [ARGS...]
+                   voipctl launch [--background] [--wait] NAME
+
+              With a command, starts it under supervision (as the caller, when voipd runs as
+              root). With a NAME alone, starts the app its manifest describes (the apps
+              directory of voipd's configuration, /etc/voipd/apps.d by default).
 
               --name NAME         the app's name (default: the command's base name)
               --background        start in the background rather than the foreground

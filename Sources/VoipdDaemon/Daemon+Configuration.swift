@@ -1,0 +1,120 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Manifests and configuration reloads.
+extension Daemon {
+    /// Reads the apps directory; a manifest in error is reported and left out.
+    func loadManifests() {
+        let (loaded, errors) = ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota)
+        for error in errors { log.error("invalid manifest: \(error)") }
+        manifests = loaded
+        // Apps already known take their manifest's policy for what comes next.
+        for (name, manifest) in loaded {
+            apps[name]?.lifecycle.policy = manifest.policy
+        }
+        if !loaded.isEmpty { log.info("\(loaded.count) app manifests in \(configuration.appsDirectory): \(loaded.keys.sorted().joined(separator: ", "))") }
+    }
+
+    /// iOS launched VoIP apps in the background at boot; manifests ask for the same.
+    func launchAtStart() {
+        for manifest in manifests.values.sorted(by: { $0.name < $1.name }) where manifest.launchAtStart {
+            guard apps[manifest.name].map({ !$0.lifecycle.phase.isAlive }) ?? true else { continue }
+            do {
+                try start(record(for: manifest), inBackground: true, reason: "launched at start (manifest)")
+            } catch {
+                log.error("\(manifest.name): cannot launch at start: \(error)")
+            }
+        }
+    }
+
+    /// The app record of a manifest's app, made if there is none yet, with the manifest's
+    /// policy and way to start it.
+    func record(for manifest: ResolvedManifest) -> AppRecord {
+        let owner = manifest.account?.uid ?? geteuid()
+        let app = apps[manifest.name] ?? AppRecord(name: manifest.name, uid: owner,
+                                                   lifecycle: AppLifecycle(timings: configuration.timings, policy: manifest.policy),
+                                                   since: wallClockSeconds())
+        apps[manifest.name] = app
+        app.lifecycle.policy = manifest.policy
+        app.launch = LaunchSpecification(arguments: manifest.arguments, environment: manifest.environment,
+                                         workingDirectory: manifest.workingDirectory, account: manifest.account,
+                                         adoptingOutput: nil, error: nil)
+        return app
+    }
+
+    /// The VoIP sockets an app may have held.
+    func socketQuota(of app: String) -> Int { manifests[app]?.socketQuota ?? configuration.socketQuota }
+
+    /// SIGHUP: the configuration file and manifests again. An invalid configuration is
+    /// reported and the running one kept.
+    func reloadConfiguration() {
+        let updated: DaemonConfiguration
+        do {
+            updated = try configuration.source.load(environment: configuration.environment)
+        } catch {
+            log.error("configuration not reloaded, keeping the running one: \(error)")
+            loadManifests()
+            return
+        }
+        if updated.socketPath != configuration.socketPath || updated.socketMode != configuration.socketMode {
+            log.warning("the control socket's path and mode change only when voipd restarts")
+        }
+        let triggerChanged = updated.memoryPressureTrigger != configuration.memoryPressureTrigger
+        var kept = updated
+        kept.socketPath = configuration.socketPath
+        kept.socketMode = configuration.socketMode
+        configuration = kept
+        log.level = kept.logLevel
+        for app in apps.values { app.lifecycle.timings = kept.timings }
+        events.resize(to: kept.eventHistory)
+        if triggerChanged {
+            if let old = memoryPressure {
+                loop.deregister(old.rawValue, token: memoryPressureToken)
+                memoryPressure = nil
+            }
+            setUpMemoryPressureTrigger()
+        }
+        loadManifests()
+        log.notice("configuration reloaded from \(kept.source.file ?? "the command line")")
+    }
+}
+
+extension Daemon {
+    /// Holds again the VoIP sockets a service manager gave back at start (its fd store),
+    /// under their apps; an app not known by a manifest is recorded as not running, to be
+    /// claimed by the first process that says hello under its name.
+    func takeBack(_ activated: ActivatedDescriptors) {
+        for (name, fd) in activated.unknown {
+            log.warning("closing descriptor \(fd) \"\(name)\" passed by the service manager: not a name voipd gave")
+            close(fd)
+        }
+        for (appName, socketName, fd) in activated.heldSockets {
+            let descriptor = FileDescriptor(adopting: fd)
+            guard (try? Daemon.validateName(appName, what: "app")) != nil, (try? Daemon.validateName(socketName, what: "socket")) != nil,
+                  let kind = try? Socket.kind(of: fd) else {
+                log.warning("closing descriptor \(fd) \"\(appName)/\(socketName)\" from the service manager: not a held socket")
+                notifier.removeFromStore(app: appName, name: socketName)
+                continue
+            }
+            let app: AppRecord
+            if let existing = apps[appName] {
+                app = existing
+            } else if let manifest = manifests[appName] {
+                app = record(for: manifest)
+            } else {
+                app = AppRecord(name: appName, uid: geteuid(), lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
+                app.unclaimed = true
+                apps[appName] = app
+            }
+            guard registry.socket(app: appName, name: socketName) == nil else { continue }
+            do {
+                try hold(descriptor, app: app, name: socketName, kind: kind.name, origin: .inherited)
+                log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
+            } catch {
+                log.warning("\(appName): cannot hold \(socketName) again: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Glibc
+import VoipdSystem
+
+/// Descriptors a service manager passed at start (`$LISTEN_FDS`, `$LISTEN_FDNAMES`): the
+/// control socket (socket activation) and VoIP sockets from the file descriptor store.
+struct ActivatedDescriptors {
+    /// The listening control socket, named "control" (or the only one passed).
+    var controlSocket: CInt?
+    /// Held VoIP sockets, named "APP/SOCKET".
+    var heldSockets: [(app: String, name: String, descriptor: CInt)] = []
+    /// Passed but not understood: closed.
+    var unknown: [(name: String, descriptor: CInt)] = []
+
+    /// Reads the environment (only when `$LISTEN_PID` is this process); descriptors start at 3.
+    /// Each is made close-on-exec: the service manager passes them without.
+    static func take(from environment: [String: String]) -> ActivatedDescriptors {
+        var result = ActivatedDescriptors()
+        guard let pid = environment["LISTEN_PID"].flatMap(pid_t.init), pid == getpid(),
+              let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0 else { return result }
+        let names = (environment["LISTEN_FDNAMES"] ?? "").split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        for index in 0..<count {
+            let fd = CInt(3 + index)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            let name = index < names.count ? names[index] : "unknown"
+            let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+            if name == "control" || (count == 1 && (try? Socket.kind(of: fd))??.isListening == true) {
+                result.controlSocket = fd
+            } else if parts.count == 2 {
+                result.heldSockets.append((parts[0], parts[1], fd))
+            } else {
+                result.unknown.append((name, fd))
+            }
+        }
+        return result
+    }
+}
+
+/// The sd_notify protocol: readiness, status, the watchdog and the file descriptor store.
+/// Works with systemd, or anything listening on `$NOTIFY_SOCKET`.
+struct ServiceNotifier {
+    let path: String?
+    let log: Logger
+    /// Half the watchdog timeout the service manager expects pings within (nil: none).
+    let watchdogInterval: Duration?
+
+    init(environment: [String: String], log: Logger) {
+        path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        self.log = log
+        let forUs = environment["WATCHDOG_PID"].flatMap(pid_t.init).map { $0 == getpid() } ?? true
+        if path != nil, forUs, let usec = environment["WATCHDOG_USEC"].flatMap(UInt64.init), usec > 0 {
+            watchdogInterval = .microseconds(Int64(usec / 2))
+        } else {
+            watchdogInterval = nil
+        }
+    }
+
+    var isEnabled: Bool { path != nil }
+
+    /// Sends `KEY=VALUE` lines, with descriptors for FDSTORE=1.
+    func notify(_ fields: [String], descriptors: [CInt] = []) {
+        guard let path else { return }
+        do {
+            try sendDatagram(to: path, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors)
+        } catch {
+            log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error)")
+        }
+    }
+
+    /// The service manager keeps a copy of the socket under "APP/NAME", and gives it back
+    /// on the next start: a restart of voipd loses no VoIP connection.
+    func store(_ held: HeldSocket) {
+        notify(["FDSTORE=1", "FDNAME=\(held.app)/\(held.name)"], descriptors: [held.descriptor.rawValue])
+    }
+
+    func removeFromStore(app: String, name: String) {
+        notify(["FDSTOREREMOVE=1", "FDNAME=\(app)/\(name)"])
+    }
+}
