@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CVoipd.h"
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -82,6 +83,7 @@ int voipd_waitid_all(siginfo_t *info, int options) { return waitid(P_ALL, 0, inf
 int voipd_close_range(unsigned int first, unsigned int last, unsigned int flags) { return (int)syscall(SYS_close_range, first, last, flags); }
 int voipd_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int voipd_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+int voipd_memfd_create(const char *name, unsigned int flags) { return memfd_create(name, flags); }
 int voipd_posix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) { return posix_spawn_file_actions_addchdir_np(actions, path); }
 
 pid_t voipd_siginfo_pid(const siginfo_t *info) { return info->si_pid; }

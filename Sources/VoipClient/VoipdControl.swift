@@ -73,6 +73,11 @@ public final class VoipdControl {
         return nil
     }
 
+    /// Asks voipd to re-execute itself in place; the reply comes from the new program.
+    public func upgrade(timeout: Duration = .seconds(30)) throws -> UpgradeResult {
+        try connection.request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0
+    }
+
     public func stats() throws -> String {
         try connection.request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
     }

@@ -51,7 +51,7 @@ public struct ResolvedManifest: Sendable, Equatable {
     public var launchAtStart: Bool
 
     /// A user account, resolved once.
-    public struct Account: Sendable, Equatable {
+    public struct Account: Sendable, Equatable, Codable {
         public var name: String
         public var uid: uid_t
         public var gid: gid_t

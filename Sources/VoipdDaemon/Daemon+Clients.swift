@@ -101,6 +101,7 @@ extension Daemon {
         case .systemCommand: try systemCommand(codec.decode(SystemCommandRequest.self, from: frame.body), from: client)
         case .events: try eventsRequest(codec.decode(EventsRequest.self, from: frame.body), from: client)
         case .stats: reply(id, StatsResult(prometheus: prometheusText()), to: client)
+        case .upgrade: try upgradeRequest(codec.decode(EmptyRequest.self, from: frame.body), from: client)
         case .reply, .event, .transition:
             throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
         }

@@ -4,7 +4,7 @@ import VoipdProtocol
 import VoipdSystem
 
 /// Keys of the daemon's timers, all served by one timerfd.
-enum DaemonTimer: Hashable, Sendable {
+enum DaemonTimer: Hashable, Sendable, Codable {
     /// A lifecycle timer of one app.
     case app(String, LifecycleTimer)
     /// Look at /proc for a stop no SIGCHLD will confirm (the app is not voipd's child).
@@ -35,6 +35,10 @@ public final class Daemon {
     /// Clients following the event stream (`events --follow`); closed ones are dropped on
     /// the next broadcast.
     var followers: Set<UInt64> = []
+    /// An in-place upgrade to perform between two turns of the loop (SIGUSR2, or the client
+    /// and request that asked).
+    var pendingUpgrade: (client: UInt64, request: UInt64)?
+    var upgradeBySignal = false
     var nextClientID: UInt64 = 1
     var events: EventLog
     var metrics = Metrics()
@@ -79,8 +83,13 @@ public final class Daemon {
         timer = try TimerFd()
         let directory = parentDirectory(of: configuration.socketPath)
         if !directory.isEmpty { mkdir(directory, 0o755) }
-        let activated = ActivatedDescriptors.take(from: configuration.environment)
-        if let control = activated.controlSocket {
+        let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: $0) }
+        let activated = snapshot == nil ? ActivatedDescriptors.take(from: configuration.environment) : ActivatedDescriptors()
+        if let snapshot {
+            // An in-place upgrade: the old program's listening socket, still open.
+            _ = fcntl(snapshot.listener, F_SETFD, FD_CLOEXEC)
+            listener = FileDescriptor(adopting: snapshot.listener)
+        } else if let control = activated.controlSocket {
             // Socket activation: the service manager bound it, and keeps it across restarts.
             listener = FileDescriptor(adopting: control)
             try listener.setNonBlocking()
@@ -93,6 +102,7 @@ public final class Daemon {
         setUpMemoryPressureTrigger()
         if activated.controlSocket != nil { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
+        if let snapshot { try restore(snapshot) }
         takeBack(activated)
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
@@ -106,13 +116,22 @@ public final class Daemon {
             rearmTimer()
             // A wake's bookkeeping waits for the next event (typically the woken app's own
             // SIGCHLD as it runs again), or a millisecond at most.
+            var woken = false
             try loop.epoll.wait(timeoutMilliseconds: pendingWake == nil ? -1 : 1) { readiness in
+                woken = true
                 finishPendingWake()
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
-            finishPendingWake()
+            if !woken { finishPendingWake() }
+            if let request = pendingUpgrade {
+                pendingUpgrade = nil
+                performUpgrade(requestedBy: request)
+            } else if upgradeBySignal {
+                upgradeBySignal = false
+                performUpgrade(requestedBy: nil)
+            }
         }
         shutDown()
     }
@@ -183,6 +202,9 @@ public final class Daemon {
                 running = false
             case SIGCHLD:
                 childStateChanged()
+            case SIGUSR2:
+                log.notice("received SIGUSR2: upgrading in place")
+                upgradeBySignal = true
             case SIGHUP:
                 log.notice("received SIGHUP: reloading the configuration and manifests")
                 reloadConfiguration()

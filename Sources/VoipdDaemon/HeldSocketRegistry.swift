@@ -3,7 +3,7 @@ import VoipdLifecycle
 import VoipdSystem
 
 /// How a held socket came to voipd. The registry treats them all alike.
-enum HeldSocketOrigin: String {
+enum HeldSocketOrigin: String, Codable {
     /// The app passed it with SCM_RIGHTS (`registerSocket`).
     case registered
     /// Taken over from an earlier voipd (systemd's fd store or an in-place upgrade).
@@ -67,6 +67,9 @@ final class HeldSocketRegistry {
     private var nextID: UInt64 = 1
 
     var count: Int { byID.count }
+
+    /// Ids below `id` are taken (sockets carried over by an upgrade keep theirs).
+    func reserve(below id: UInt64) { nextID = max(nextID, id) }
 
     func makeID() -> UInt64 {
         defer { nextID += 1 }

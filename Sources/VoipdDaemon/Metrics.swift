@@ -1,5 +1,5 @@
 /// Counters for `voipctl stats`.
-struct Metrics {
+struct Metrics: Codable {
     var wakes = 0
     var transitions = 0
     var relaunches = 0

@@ -8,7 +8,8 @@
 /// willResignActive → inactive, didEnterBackground → background, willEnterForeground →
 /// inactive, didBecomeActive → active). An app without a control connection cannot
 /// acknowledge, so its events count as acknowledged at once.
-public struct AppLifecycle: Sendable {
+/// It is `Codable` so that an in-place upgrade of the daemon carries every app over as is.
+public struct AppLifecycle: Sendable, Codable {
     /// The durations; a configuration reload may change them (for timers started later).
     public var timings: LifecycleTimings
     public var policy: AppPolicy {

@@ -25,7 +25,7 @@ public struct AppPolicy: Equatable, Sendable, Codable {
 
 /// Where an app is, in more detail than ``AppState``: `suspending` is a stop that the kernel
 /// has not confirmed yet (publicly still `background`).
-public enum LifecyclePhase: String, Equatable, Sendable, CaseIterable {
+public enum LifecyclePhase: String, Equatable, Sendable, CaseIterable, Codable {
     case notRunning, active, inactive, background, suspending, suspended, terminated
 
     public var state: AppState {
@@ -47,12 +47,12 @@ public enum LifecyclePhase: String, Equatable, Sendable, CaseIterable {
 
 /// Where the app wants to be: the user's choice, which the lifecycle walks toward one
 /// acknowledged event at a time.
-public enum LifecycleGoal: String, Equatable, Sendable {
+public enum LifecycleGoal: String, Equatable, Sendable, Codable {
     case foreground, background
 }
 
 /// Whether events can reach the app.
-public enum ControlConnection: String, Equatable, Sendable {
+public enum ControlConnection: String, Equatable, Sendable, Codable {
     /// Events are sent and acknowledgements awaited.
     case connected
     /// Launched and expected to connect: events wait for it.

@@ -46,7 +46,7 @@ public struct SocketReadiness: Equatable, Sendable, Codable {
 
 /// One lifecycle event sent to an app: its sequence number (echoed in the acknowledgement),
 /// its kind and what goes with it.
-public struct AppEvent: Equatable, Sendable {
+public struct AppEvent: Equatable, Sendable, Codable {
     public var id: UInt64
     public var kind: AppEventKind
     /// For ``AppEventKind/voipSocketReadable``.

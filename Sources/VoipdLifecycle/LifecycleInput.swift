@@ -8,7 +8,7 @@ public enum ProcessEnd: Equatable, Sendable {
 
 /// The timers of one app. The lifecycle asks for them by kind; the daemon maps them onto
 /// its timerfd.
-public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable {
+public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable, Codable {
     /// The watchdog on the event in flight.
     case acknowledgement
     /// A launched app has this long to connect.
@@ -76,7 +76,7 @@ public enum LifecycleInput: Equatable, Sendable {
 }
 
 /// What the daemon must do. The lifecycle never performs system calls itself.
-public enum LifecycleAction: Equatable, Sendable {
+public enum LifecycleAction: Equatable, Sendable, Codable {
     /// Send this event on the app's control connection.
     case deliver(AppEvent)
     /// Stop the process (SIGSTOP or a freezer); report back with `.stopConfirmed`.

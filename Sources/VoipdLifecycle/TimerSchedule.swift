@@ -49,6 +49,11 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
         for (key, entry) in entries { push((entry.deadline, key, entry.generation)) }
     }
 
+    /// Every timer set: its key, deadline and tolerance.
+    public var all: [(key: Key, deadline: Duration, tolerance: Duration)] {
+        entries.map { ($0.key, $0.value.deadline, $0.value.tolerance) }
+    }
+
     /// Cancels a timer (nothing happens if it is not set).
     public mutating func cancel(_ key: Key) {
         entries[key] = nil

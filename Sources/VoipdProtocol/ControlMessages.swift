@@ -130,6 +130,20 @@ public struct EventsResult: Codable, Sendable {
     public init(transitions: [TransitionRecord]) { self.transitions = transitions }
 }
 
+/// `upgrade` (type 23): voipd re-executes itself in place, keeping every app, connection and
+/// held socket; the reply comes from the new program.
+public struct UpgradeResult: Codable, Sendable {
+    /// The daemon's pid (unchanged).
+    public var pid: Int32
+    public var apps: Int
+    public var heldSockets: Int
+    public init(pid: Int32, apps: Int, heldSockets: Int) {
+        self.pid = pid
+        self.apps = apps
+        self.heldSockets = heldSockets
+    }
+}
+
 /// `stats` (type 22): counters in the Prometheus text exposition format.
 public struct StatsResult: Codable, Sendable {
     public var prometheus: String

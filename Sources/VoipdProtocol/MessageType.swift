@@ -18,6 +18,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case systemCommand = 20
     case events = 21
     case stats = 22
+    case upgrade = 23
     // voipd → client.
     case reply = 128
     case event = 129

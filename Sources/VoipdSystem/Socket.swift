@@ -7,6 +7,12 @@ public struct PeerCredentials: Sendable, Equatable {
     public var pid: pid_t
     public var uid: uid_t
     public var gid: gid_t
+
+    public init(pid: pid_t, uid: uid_t, gid: gid_t) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
 }
 
 /// What kind of socket a descriptor is, from `fstat` and `getsockopt`.

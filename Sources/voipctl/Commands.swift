@@ -23,6 +23,7 @@ struct Commands {
         case "memory-pressure": return try memoryPressure()
         case "events": return try eventsCommand()
         case "stats": return try statsCommand()
+        case "upgrade": return try upgradeCommand()
         default: throw UsageFailure(message: "unknown verb \(verb)")
         }
     }
@@ -124,6 +125,13 @@ struct Commands {
         for record in try control.events(name, follow: follow) { print(record) }
         guard follow else { return .ok }
         while let record = try control.nextTransition(timeoutMilliseconds: -1) { print(record) }
+        return .ok
+    }
+
+    private func upgradeCommand() throws -> ExitStatus {
+        try noMoreArguments()
+        let result = try control().upgrade()
+        write(json ? Output.json(result) : "voipd upgraded in place (pid \(result.pid)): \(result.apps) apps and \(result.heldSockets) held sockets carried over")
         return .ok
     }
 

@@ -22,6 +22,7 @@ enum Usage {
       memory-pressure [--critical] [--count N]
       events [--follow] [NAME]            state transitions, one per line
       stats                               counters, Prometheus text format
+      upgrade                             re-execute voipd in place, keeping every app and socket
 
     Every verb takes --help. Exit status: 0 ok, 1 failure, 2 usage, 3 no such app or
     voipd not running.
@@ -64,6 +65,14 @@ enum Usage {
             """
         case "events": return "usage: voipctl events [--follow] [--json] [NAME]\n\n  One line per transition: time, app, from, to, reason."
         case "stats": return "usage: voipctl stats\n\n  Counters in the Prometheus text exposition format."
+        case "upgrade":
+            return """
+            usage: voipctl upgrade [--json]
+
+              voipd re-executes its program file (the new version, if a package replaced it),
+              keeping every app, connection and held socket; suspended apps stay suspended.
+              The same as sending voipd SIGUSR2.
+            """
         default: return nil
         }
     }

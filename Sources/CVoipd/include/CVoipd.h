@@ -73,6 +73,7 @@ int voipd_waitid_all(siginfo_t *info, int options);
 int voipd_close_range(unsigned int first, unsigned int last, unsigned int flags);
 int voipd_accept4(int fd, int flags);
 int voipd_pipe2(int fds[2], int flags);
+int voipd_memfd_create(const char *name, unsigned int flags);
 int voipd_posix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 
 // siginfo_t is a union of structs; these read the fields SIGCHLD and waitid fill in.

@@ -1,0 +1,162 @@
+import CVoipd
+import Foundation
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// In-place upgrade, as nginx upgrades its binary: voipd writes what it knows to a memfd,
+/// keeps its descriptors open across exec, and executes its program file again (the new
+/// version, if a package replaced it). The pid does not change, so apps stay its children,
+/// connections stay connected, suspended apps stay suspended, and held sockets stay held.
+extension Daemon {
+    /// `upgrade` (type 23): done between two turns of the loop; the new program replies.
+    func upgradeRequest(_ request: EmptyRequest, from client: ClientConnection) throws {
+        guard client.credentials.uid == 0 || client.credentials.uid == geteuid() else {
+            throw ProtocolError(.permissionDenied, "only root or uid \(geteuid()) may upgrade voipd")
+        }
+        pendingUpgrade = (client.id, request.id)
+    }
+
+    /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
+    /// was, and says why.
+    func performUpgrade(requestedBy requester: (client: UInt64, request: UInt64)?) {
+        finishPendingWake()
+        drainDeferredInputs()
+        for client in clients.values { flush(client) }
+        let snapshot = makeSnapshot(requester: requester)
+        let failure: String
+        do {
+            guard let program = currentExecutablePath() else { throw Errno(ENOENT, call: "readlink(/proc/self/exe)") }
+            let state = try writeSnapshot(snapshot)
+            let kept = snapshot.descriptors + [state]
+            for fd in kept { _ = fcntl(fd, F_SETFD, 0) }
+            log.notice("upgrading in place: executing \(program) with \(snapshot.apps.count) apps, \(snapshot.clients.count) connections, \(snapshot.heldSockets.count) held sockets")
+            notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
+            // The service manager's descriptors were taken at the first start; they must not be again.
+            let environment = currentEnvironment().filter { !$0.hasPrefix("LISTEN_") }
+            let argv = ([program] + arguments + ["--upgrade-from", "\(state)"]).map { strdup($0) } + [nil]
+            let envp = environment.map { strdup($0) } + [nil]
+            execve(program, argv, envp)
+            let error = Errno.current("execve(\(program))")
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+            for fd in kept { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            close(state)
+            failure = error.description
+        } catch {
+            failure = "\(error)"
+        }
+        log.error("upgrade failed, still running the old program: \(failure)")
+        notifier.notify(["READY=1", "STATUS=\(statusLine)"])
+        if let requester, let client = clients[requester.client] {
+            sendError(ProtocolError(.internalError, "upgrade failed: \(failure)"), request: requester.request, to: client)
+        }
+    }
+
+    private func writeSnapshot(_ snapshot: DaemonSnapshot) throws -> CInt {
+        let data = try JSONEncoder().encode(snapshot)
+        // No MFD_CLOEXEC: the new program reads it.
+        let fd = try valueOrErrno("memfd_create") { voipd_memfd_create("voipd-upgrade", 0) }
+        let file = FileDescriptor(adopting: fd)
+        try file.writeAll(data)
+        _ = lseek(fd, 0, SEEK_SET)
+        return file.release()
+    }
+
+    private func makeSnapshot(requester: (client: UInt64, request: UInt64)?) -> DaemonSnapshot {
+        DaemonSnapshot(
+            listener: listener.rawValue, nextClientID: nextClientID, locked: locked,
+            clients: clients.values.map { client in
+                DaemonSnapshot.Client(id: client.id, descriptor: client.descriptor.rawValue, pid: client.credentials.pid,
+                                      uid: client.credentials.uid, gid: client.credentials.gid, appName: client.appName,
+                                      following: client.following)
+            },
+            apps: apps.values.map { app in
+                DaemonSnapshot.App(
+                    name: app.name, uid: app.uid, unclaimed: app.unclaimed, lifecycle: app.lifecycle,
+                    process: app.process.map { DaemonSnapshot.Process(pid: $0.pid, pidfd: $0.pidfd.descriptor.rawValue, isChild: $0.isChild) },
+                    launch: app.launch.map {
+                        DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
+                                              account: $0.account, standardOutput: $0.standardOutput, standardError: $0.standardError)
+                    },
+                    client: app.client, reclaimedSockets: app.reclaimedSockets, reclaimedInodes: Array(app.reclaimedInodes), since: app.since,
+                    launchWaiters: app.launchWaiters.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) })
+            },
+            heldSockets: registry.all.map { held in
+                DaemonSnapshot.Held(id: held.id, app: held.app, name: held.name, descriptor: held.descriptor.rawValue, kind: held.kind,
+                                    origin: held.origin, registeredAt: held.registeredAt, armed: held.armed,
+                                    arrivedSinceReport: held.arrivedSinceReport, peerClosed: held.peerClosed,
+                                    peerClosedReported: held.peerClosedReported)
+            },
+            timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
+            events: events.records, metrics: metrics, followers: Array(followers),
+            requester: requester.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) })
+    }
+
+    /// The new program's side: takes over what the snapshot describes.
+    func restore(_ snapshot: DaemonSnapshot) throws {
+        nextClientID = snapshot.nextClientID
+        locked = snapshot.locked
+        for record in snapshot.events { events.append(record) }
+        metrics = snapshot.metrics
+        for saved in snapshot.clients {
+            _ = fcntl(saved.descriptor, F_SETFD, FD_CLOEXEC)
+            let client = ClientConnection(id: saved.id, descriptor: FileDescriptor(adopting: saved.descriptor),
+                                          credentials: PeerCredentials(pid: saved.pid, uid: saved.uid, gid: saved.gid))
+            client.appName = saved.appName
+            client.following = saved.following
+            client.token = try loop.register(client.descriptor.rawValue, [.readable], .client(client.id))
+            clients[client.id] = client
+        }
+        followers = Set(snapshot.followers.filter { clients[$0] != nil })
+        for saved in snapshot.apps {
+            let app = AppRecord(name: saved.name, uid: saved.uid, lifecycle: saved.lifecycle, since: saved.since)
+            app.unclaimed = saved.unclaimed
+            app.reclaimedSockets = saved.reclaimedSockets
+            app.reclaimedInodes = Set(saved.reclaimedInodes)
+            app.client = saved.client.flatMap { clients[$0] != nil ? $0 : nil }
+            app.launchWaiters = saved.launchWaiters.map { ($0.client, $0.request) }
+            if let launch = saved.launch {
+                for fd in [launch.standardOutput, launch.standardError].compactMap({ $0 }) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
+                                                 workingDirectory: launch.workingDirectory, account: launch.account,
+                                                 adoptingOutput: launch.standardOutput, error: launch.standardError)
+            }
+            if let process = saved.process {
+                _ = fcntl(process.pidfd, F_SETFD, FD_CLOEXEC)
+                let restored = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: process.pidfd), pid: process.pid), isChild: process.isChild)
+                // Level-triggered: a process that ended during the exec is seen at once.
+                try watch(restored, of: app)
+                app.process = restored
+                appsByPID[process.pid] = app.name
+            }
+            apps[app.name] = app
+        }
+        for saved in snapshot.heldSockets {
+            _ = fcntl(saved.descriptor, F_SETFD, FD_CLOEXEC)
+            let held = HeldSocket(id: saved.id, app: saved.app, name: saved.name, descriptor: FileDescriptor(adopting: saved.descriptor),
+                                  kind: saved.kind, origin: saved.origin, registeredAt: saved.registeredAt)
+            held.armed = saved.armed
+            // Something may have arrived during the exec, unseen by either program.
+            held.arrivedSinceReport = true
+            held.peerClosed = saved.peerClosed
+            held.peerClosedReported = saved.peerClosedReported
+            held.token = try loop.register(held.descriptor.rawValue, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
+            registry.insert(held)
+            registry.reserve(below: held.id + 1)
+        }
+        for timer in snapshot.timers where timer.key != .serviceWatchdog {
+            timers.set(timer.key, deadline: timer.deadline, tolerance: timer.tolerance)
+        }
+        log.notice("upgraded in place: \(apps.count) apps, \(clients.count) connections, \(registry.count) held sockets carried over")
+        for app in apps.values {
+            // Sockets armed before the exec: anything that came meanwhile wakes the app now.
+            if registry.sockets(of: app.name).contains(where: \.armed) { arm(app) }
+            if app.lifecycle.phase == .suspending { checkStop(app) }
+        }
+        if let requester = snapshot.requester, let client = clients[requester.client] {
+            reply(requester.request, UpgradeResult(pid: getpid(), apps: apps.count, heldSockets: registry.count), to: client)
+        }
+    }
+}

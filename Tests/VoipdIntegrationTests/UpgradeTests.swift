@@ -1,0 +1,53 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdLifecycle
+
+/// In-place upgrade (voipctl upgrade, SIGUSR2): voipd re-executes itself keeping every app,
+/// connection and held socket.
+@Suite("In-place upgrade", .serialized)
+struct UpgradeTests {
+    @Test("an app suspended throughout stays suspended; connections stay; a wake still works; nothing leaks")
+    func upgradeKeepsEverything() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+        try WakePathTests.suspend(harness, app)
+        let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
+        #expect(processState(app.pid) == "T")
+
+        let result = try harness.control.upgrade()
+        #expect(result.pid == harness.daemon.pid, "the same process, a new program")
+        #expect(result.apps == 1)
+        #expect(result.heldSockets == 1)
+        #expect(processState(app.pid) == "T", "suspended throughout")
+        #expect(try harness.status("phone").state == .suspended)
+        #expect(try harness.status("phone").connected, "the app's connection is the same")
+        #expect(openDescriptorCount(harness.daemon.pid) == descriptorsBefore, "no descriptor gained or lost")
+
+        // A wake through the new program; the event stream the harness follows is the old connection.
+        try remote.write("INVITE after the upgrade")
+        let wake = try app.expectEvent("voipSocketReadable")
+        #expect(wake["socket"] as? String == "sip")
+        let read = try app.expect { $0["event"] as? String == "read" }
+        #expect(read["data"] as? String == "INVITE after the upgrade")
+        try harness.waitForState("phone", .suspended)
+        #expect(try harness.control.events("phone").count >= 6, "the history came along")
+    }
+
+    @Test("SIGUSR2 upgrades too; the daemon keeps serving")
+    func upgradeBySignal() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        try harness.control.command(.background, "phone")
+        try harness.waitForState("phone", .suspended)
+        try harness.daemon.pidfd.send(SIGUSR2)
+        // The follower's connection is carried over: the next transitions still arrive on it.
+        try harness.control.command(.foreground, "phone")
+        try app.expectEvent("didBecomeActive")
+        try harness.waitForState("phone", .active)
+        #expect(harness.log.contains("upgraded in place"))
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+import VoipdLifecycle
+
+/// An in-place upgrade carries each app's state machine over through JSON: what comes back
+/// must behave exactly like what went.
+@Suite("Lifecycle survives encoding")
+struct CodableTests {
+    @Test("a suspended app with a task budget, a keep-alive and an event queued behaves the same after a round trip")
+    func roundTrip() throws {
+        var original = Driver.at(.suspended).app
+        _ = original.handle(.setKeepAlive(.seconds(900)), now: .seconds(100))
+        _ = original.handle(.screenLocked, now: .seconds(101))
+        let data = try JSONEncoder().encode(original)
+        var copy = try JSONDecoder().decode(AppLifecycle.self, from: data)
+        #expect(copy.state == original.state)
+        #expect(copy.keepAliveInterval == original.keepAliveInterval)
+        #expect(copy.locked == original.locked)
+        let readiness = SocketReadiness(name: "sip", bytesAvailable: 10, peerClosed: false)
+        #expect(copy.handle(.socketReady(readiness), now: .seconds(102)) == original.handle(.socketReady(readiness), now: .seconds(102)))
+        #expect(copy.handle(.acknowledged(eventID: 99), now: .seconds(103)) == original.handle(.acknowledged(eventID: 99), now: .seconds(103)))
+        #expect(copy.inFlight == original.inFlight)
+    }
+}
