@@ -178,6 +178,10 @@ extension Daemon {
 
     func acknowledge(_ message: AcknowledgeMessage, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
+        if let wake = app.wakeEvent, wake.id == message.event {
+            app.wakeEvent = nil
+            metrics.wakeLatency.observe((now - wake.seenAt).seconds)
+        }
         feed(app, .acknowledged(eventID: message.event))
     }
 
@@ -219,6 +223,10 @@ extension Daemon {
     func deliver(_ event: AppEvent, to app: AppRecord) {
         guard let id = app.client, let client = clients[id] else { return }
         if event.kind == .voipSocketReadable || event.kind == .keepAlive { metrics.wakes += 1 }
+        if event.kind == .voipSocketReadable, let seen = app.wakeSeenAt {
+            app.wakeSeenAt = nil
+            app.wakeEvent = (event.id, seen)
+        }
         let message = EventMessage(event: event.id, kind: event.kind, socket: event.socket?.name,
                                    bytesAvailable: event.socket?.bytesAvailable, peerClosed: event.socket?.peerClosed,
                                    state: app.lifecycle.state, reason: event.reason)

@@ -59,6 +59,7 @@ extension Daemon {
         guard held.armed, let app = apps[held.app] else { return }
         guard let readiness = held.pendingReadiness() else { return }
         held.markReported(readiness)
+        app.wakeSeenAt = now
         feedWake(app, .socketReady(readiness))
     }
 

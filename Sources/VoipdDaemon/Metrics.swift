@@ -9,6 +9,9 @@ struct Metrics: Codable {
     var protocolErrors = 0
     var watchdogKills = 0
     var kills = 0
+    /// From data seen on a suspended app's VoIP socket to the app's acknowledgement of
+    /// voipSocketReadable: the wake as the app lives it.
+    var wakeLatency = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
 
     mutating func count(kill reason: String) {
         kills += 1
@@ -34,12 +37,48 @@ extension Daemon {
         metric("voipd_transitions_total", "counter", "App state transitions.", [("", "\(metrics.transitions)")])
         metric("voipd_relaunches_total", "counter", "Apps relaunched by voipd.", [("", "\(metrics.relaunches)")])
         metric("voipd_kills_total", "counter", "SIGKILLs sent.", [("", "\(metrics.kills)")])
+        metric("voipd_wake_latency_seconds", "histogram",
+               "From data on a suspended app's VoIP socket to the app acknowledging voipSocketReadable.",
+               metrics.wakeLatency.samples)
         metric("voipd_watchdog_kills_total", "counter", "Apps killed by the watchdog.", [("", "\(metrics.watchdogKills)")])
         metric("voipd_reclaimed_sockets_total", "counter", "Ordinary sockets reclaimed.", [("", "\(metrics.reclaimedSockets)")])
         metric("voipd_memory_pressure_kills_total", "counter", "Apps ended by memory pressure.", [("", "\(metrics.memoryPressureKills)")])
         metric("voipd_protocol_errors_total", "counter", "Requests refused as malformed or invalid.", [("", "\(metrics.protocolErrors)")])
         metric("voipd_clients", "gauge", "Connections on the control socket.", [("", "\(clients.count)")])
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A Prometheus histogram: cumulative counts per upper bound, the sum and the count.
+struct Histogram: Codable {
+    let bounds: [Double]
+    private(set) var counts: [Int]
+    private(set) var sum = 0.0
+    private(set) var count = 0
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+        counts = Array(repeating: 0, count: bounds.count)
+    }
+
+    mutating func observe(_ value: Double) {
+        if let bucket = bounds.firstIndex(where: { value <= $0 }) { counts[bucket] += 1 }
+        sum += value
+        count += 1
+    }
+
+    /// The text exposition's samples: `_bucket{le=…}` (cumulative), `_sum`, `_count`.
+    var samples: [(labels: String, value: String)] {
+        var cumulative = 0
+        var result: [(String, String)] = []
+        for (bound, n) in zip(bounds, counts) {
+            cumulative += n
+            result.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
+        }
+        result.append(("_bucket{le=\"+Inf\"}", "\(count)"))
+        result.append(("_sum", "\(sum)"))
+        result.append(("_count", "\(count)"))
+        return result
     }
 }
 

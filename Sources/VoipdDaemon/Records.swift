@@ -79,6 +79,10 @@ final class AppRecord {
     var reclaimedInodes: Set<UInt64> = []
     /// Wall-clock time of the last state change.
     var since: Double
+    /// When the data that woke the app was seen, and the event that told it: the wake's
+    /// latency is measured to its acknowledgement.
+    var wakeSeenAt: Duration?
+    var wakeEvent: (id: UInt64, seenAt: Duration)?
     /// `launch` requests waiting for the app to connect: (client, request id).
     var launchWaiters: [(client: UInt64, request: UInt64)] = []
 

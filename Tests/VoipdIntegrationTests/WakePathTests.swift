@@ -55,6 +55,11 @@ struct WakePathTests {
         #expect(processState(app.pid) == "T")
         // The daemon never read the data: nothing of it is left, and it was the app that read it.
         #expect(try harness.control.sockets("phone").first?.bytesAvailable == 0)
+        // The wake, from the data seen to the acknowledgement, is in the latency histogram.
+        let stats = try harness.control.stats()
+        #expect(stats.contains("voipd_wake_latency_seconds_count 1"))
+        #expect(stats.contains("voipd_wake_latency_seconds_bucket{le=\"+Inf\"} 1"))
+        #expect(stats.contains("voipd_wakes_total 1"))
     }
 
     @Test("foreground resumes the app and stops watching its sockets; it reads them itself")
