@@ -138,6 +138,10 @@ struct Commands {
     private func statsCommand() throws -> ExitStatus {
         try noMoreArguments()
         let text = try control().stats()
+        if json {
+            write(Output.json(StatsResult(prometheus: text)))
+            return .ok
+        }
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
         return .ok

@@ -64,7 +64,7 @@ enum Usage {
               foreground apps only with --critical.
             """
         case "events": return "usage: voipctl events [--follow] [--json] [NAME]\n\n  One line per transition: time, app, from, to, reason."
-        case "stats": return "usage: voipctl stats\n\n  Counters in the Prometheus text exposition format."
+        case "stats": return "usage: voipctl stats [--json]\n\n  Counters in the Prometheus text exposition format (for node_exporter's textfile\n  collector); --json wraps the text as {\"prometheus\": …}."
         case "upgrade":
             return """
             usage: voipctl upgrade [--json]
