@@ -1,6 +1,7 @@
 /* The C essentials of docs/PROTOCOL.md: voipd_send and voipd_recv are copied from the
  * document (keep them identical), followed by a small check against a running voipd.
- * Build: cc -Wall -Wextra -o c_essentials c_essentials.c */
+ * Build: gcc -Wall -Wextra -Werror -std=c11 -o c_essentials c_essentials.c
+ * (Tests/VoipdIntegrationTests/ProtocolClientTests.swift builds and runs it). */
 #define _GNU_SOURCE                 /* MSG_CMSG_CLOEXEC */
 #include <errno.h>
 #include <stdint.h>
@@ -161,8 +162,7 @@ int main(int argc, char **argv)
     close(frame.fds[0]);
 
     close(ctl);                                 /* a new connection: hello hands the socket back */
-    usleep(100 * 1000);                         /* let voipd see the old one close */
-    ctl = connect_to(path);
+    ctl = connect_to(path);                     /* (voipd need not have seen the old one close) */
     if (!request(ctl, 1, hello, NULL, 0)) return 1;
     if (frame.nfds != 1 || strstr(frame.body, "\"sockets\":[\"c-sip\"]") == NULL) {
         fprintf(stderr, "hello handed back %d descriptors\n", frame.nfds);
