@@ -33,11 +33,7 @@ extension Daemon {
         let peer = client.credentials
         let app: AppRecord
         if let existing = apps[request.name] {
-            if existing.unclaimed {
-                existing.uid = peer.uid
-                existing.unclaimed = false
-            }
-            guard peer.uid == 0 || peer.uid == existing.uid else {
+            guard existing.unclaimed || peer.uid == 0 || peer.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(request.name) belongs to uid \(existing.uid)")
             }
             if let other = existing.client.flatMap({ clients[$0] }) {
@@ -79,6 +75,10 @@ extension Daemon {
                 apps[app.name] = nil
                 throw error
             }
+        }
+        if app.unclaimed {
+            app.uid = peer.uid
+            app.unclaimed = false
         }
         client.appName = app.name
         app.client = client.id

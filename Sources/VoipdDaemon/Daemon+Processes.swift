@@ -33,7 +33,8 @@ extension Daemon {
             if isNew && registry.count(of: app.name) == 0 { apps[app.name] = nil }
             throw error
         }
-        if request.waitForConnection ?? false, app.client == nil, app.lifecycle.phase.isAlive {
+        // A program that does not speak the protocol will not connect: there is nothing to wait for.
+        if request.waitForConnection ?? false, app.lifecycle.policy.speaksProtocol, app.client == nil, app.lifecycle.phase.isAlive {
             app.launchWaiters.append((client.id, request.id))
             finishLaunchWaiters(app)
         } else {
@@ -47,10 +48,16 @@ extension Daemon {
                           caller: PeerCredentials) throws -> (AppRecord, isNew: Bool) {
         let program = arguments[0]
         guard !program.isEmpty else { throw ProtocolError(.badRequest, "launch needs a command") }
+        // Every status of the app carries its command line: it must fit in a frame.
+        let size = (arguments + (request.environment ?? []) + [request.workingDirectory ?? ""]).reduce(0) { $0 + $1.utf8.count + 1 }
+        guard size <= Self.largestCommandLine else {
+            throw ProtocolError(.badRequest, "command line, environment and directory total \(size) bytes; at most \(Self.largestCommandLine)")
+        }
         let name = request.name ?? String(program.split(separator: "/").last ?? Substring(program))
         try Self.validateName(name, what: "app")
         var account: ResolvedManifest.Account?
-        if caller.uid != geteuid() {
+        // Root may launch on any voipd (the program runs as voipd does); others run as themselves.
+        if caller.uid != geteuid() && caller.uid != 0 {
             guard geteuid() == 0, let found = ManifestCatalog.lookUpAccount(String(caller.uid)) else {
                 throw ProtocolError(.permissionDenied, "voipd runs as uid \(geteuid()) and cannot start programs as uid \(caller.uid)")
             }
@@ -103,15 +110,18 @@ extension Daemon {
         }
         // voipd's own variables are set by voipd alone; the service manager's are not the app's.
         let reserved = [LaunchEnvironment.socket + "=", LaunchEnvironment.appName + "=", "LISTEN_", "NOTIFY_SOCKET=", "WATCHDOG_"]
-        var environment = (currentEnvironment() + specification.environment).filter { entry in !reserved.contains { entry.hasPrefix($0) } }
+        var environment = mergedEnvironment(currentEnvironment(), specification.environment).filter { entry in !reserved.contains { entry.hasPrefix($0) } }
         environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
         var arguments = specification.arguments
         if let account = specification.account, account.uid != geteuid() {
             // posix_spawn cannot change credentials: voipd starts itself to do it, then execs.
             guard let voipd = currentExecutablePath() else { throw ProtocolError(.launchFailed, "cannot find voipd's own executable") }
             arguments = [voipd, "--run-as", account.name, "\(account.uid)", "\(account.gid)", "--"] + arguments
-            environment = environment.filter { !$0.hasPrefix("HOME=") && !$0.hasPrefix("USER=") && !$0.hasPrefix("LOGNAME=") }
-                + ["USER=\(account.name)", "LOGNAME=\(account.name)"] + (homeDirectory(of: account).map { ["HOME=\($0)"] } ?? [])
+            let identity = ["USER=\(account.name)", "LOGNAME=\(account.name)"] + (homeDirectory(of: account).map { ["HOME=\($0)"] } ?? [])
+            // The account's identity, unless the launch or manifest set these itself.
+            environment = mergedEnvironment(identity, environment.filter { entry in
+                !(["HOME=", "USER=", "LOGNAME="].contains { entry.hasPrefix($0) }) || specification.environment.contains(entry)
+            })
         }
         let request = SpawnRequest(arguments: arguments, environment: environment,
                                    workingDirectory: specification.workingDirectory,
@@ -224,4 +234,16 @@ func homeDirectory(of account: ResolvedManifest.Account) -> String? {
     var buffer = [CChar](repeating: 0, count: 16384)
     getpwuid_r(account.uid, &entry, &buffer, buffer.count, &result)
     return result.map { String(cString: $0.pointee.pw_dir) }
+}
+
+extension Daemon {
+    /// The most bytes of command line, environment and directory a launch may carry.
+    static let largestCommandLine = 16 * 1024
+}
+
+/// `base` with `overrides` applied by variable name: the later value wins, once.
+func mergedEnvironment(_ base: [String], _ overrides: [String]) -> [String] {
+    func key(_ entry: String) -> Substring { entry.prefix { $0 != "=" } }
+    let overridden = Set(overrides.map(key))
+    return base.filter { !overridden.contains(key($0)) } + overrides
 }

@@ -21,7 +21,6 @@ extension Daemon {
     /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
     /// was, and says why.
     func performUpgrade(requestedBy requester: (client: UInt64, request: UInt64)?) {
-        finishPendingWake()
         drainDeferredInputs()
         for client in clients.values { flush(client) }
         let snapshot = makeSnapshot(requester: requester)
@@ -66,11 +65,14 @@ extension Daemon {
 
     private func makeSnapshot(requester: (client: UInt64, request: UInt64)?) -> DaemonSnapshot {
         DaemonSnapshot(
-            listener: listener.rawValue, nextClientID: nextClientID, locked: locked,
+            listener: listener.rawValue, boundControlSocket: boundControlSocket, nextClientID: nextClientID, locked: locked,
             clients: clients.values.map { client in
                 DaemonSnapshot.Client(id: client.id, descriptor: client.descriptor.rawValue, pid: client.credentials.pid,
                                       uid: client.credentials.uid, gid: client.credentials.gid, appName: client.appName,
-                                      following: client.following)
+                                      following: client.following,
+                                      outbound: client.outbound.map { queued in
+                                          DaemonSnapshot.Queued(packet: queued.packet, descriptors: (0..<queued.descriptors.count).compactMap { queued.descriptors.peek($0) })
+                                      })
             },
             apps: apps.values.map { app in
                 DaemonSnapshot.App(
@@ -97,6 +99,7 @@ extension Daemon {
     /// The new program's side: takes over what the snapshot describes.
     func restore(_ snapshot: DaemonSnapshot) throws {
         nextClientID = snapshot.nextClientID
+        boundControlSocket = snapshot.boundControlSocket
         locked = snapshot.locked
         for record in snapshot.events { events.append(record) }
         metrics = snapshot.metrics
@@ -106,7 +109,12 @@ extension Daemon {
                                           credentials: PeerCredentials(pid: saved.pid, uid: saved.uid, gid: saved.gid))
             client.appName = saved.appName
             client.following = saved.following
-            client.token = try loop.register(client.descriptor.rawValue, [.readable], .client(client.id))
+            for queued in saved.outbound {
+                for fd in queued.descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                client.outbound.append((queued.packet, DescriptorBag(adopting: queued.descriptors)))
+            }
+            client.token = try loop.register(client.descriptor.rawValue, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
+                                             .client(client.id))
             clients[client.id] = client
         }
         followers = Set(snapshot.followers.filter { clients[$0] != nil })

@@ -38,6 +38,9 @@ public final class Daemon {
     /// An in-place upgrade to perform between two turns of the loop (SIGUSR2, or the client
     /// and request that asked).
     var pendingUpgrade: (client: UInt64, request: UInt64)?
+    /// Whether voipd bound the control socket itself (and so removes it when it stops); a
+    /// socket the service manager passed is the service manager's.
+    var boundControlSocket = false
     var upgradeBySignal = false
     var nextClientID: UInt64 = 1
     var events: EventLog
@@ -52,9 +55,6 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
-    /// The rest of a wake's actions, left until voipd has been back in epoll_wait
-    /// (``feedWake(_:_:)``).
-    var pendingWake: (app: AppRecord, actions: ArraySlice<LifecycleAction>)?
     /// Apps by the pid of their process, for SIGCHLD reports.
     var appsByPID: [pid_t: String] = [:]
     let startedAt = MonotonicInstant.now
@@ -95,6 +95,7 @@ public final class Daemon {
             try listener.setNonBlocking()
         } else {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
+            boundControlSocket = true
         }
         _ = try loop.register(listener.rawValue, .readable, .listener)
         _ = try loop.register(signals.descriptor.rawValue, .readable, .signals)
@@ -114,17 +115,11 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
-            // A wake's bookkeeping waits for the next event (typically the woken app's own
-            // SIGCHLD as it runs again), or a millisecond at most.
-            var woken = false
-            try loop.epoll.wait(timeoutMilliseconds: pendingWake == nil ? -1 : 1) { readiness in
-                woken = true
-                finishPendingWake()
+            try loop.epoll.wait { readiness in
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
-            if !woken { finishPendingWake() }
             if let request = pendingUpgrade {
                 pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
@@ -221,10 +216,9 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
-        finishPendingWake()
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions[...], for: app)
+        perform(actions, for: app)
         drainDeferredInputs()
         return actions
     }
@@ -235,15 +229,13 @@ public final class Daemon {
     }
 
     func drainDeferredInputs() {
-        // They come after the actions of the wake in progress.
-        guard pendingWake == nil else { return }
         while true {
             if !deferredInputs.isEmpty {
                 let (name, input) = deferredInputs.removeFirst()
                 guard let app = apps[name] else { continue }
                 let actions = app.lifecycle.handle(input, now: now)
                 log.debug("\(app.name): \(input) → \(actions)")
-                perform(actions[...], for: app)
+                perform(actions, for: app)
             } else if !deferredStarts.isEmpty {
                 performDeferredStart()
             } else {
@@ -252,17 +244,10 @@ public final class Daemon {
         }
     }
 
-    /// Performs actions in order. `handingOff`: stop after a resume and leave the rest in
-    /// ``pendingWake``.
-    func perform(_ actions: ArraySlice<LifecycleAction>, for app: AppRecord, handingOff: Bool = false) {
-        for index in actions.indices {
-            switch actions[index] {
-            case .resume:
-                resume(app)
-                if handingOff && index + 1 < actions.endIndex {
-                    pendingWake = (app, actions[(index + 1)...])
-                    return
-                }
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
+        for action in actions {
+            switch action {
+            case .resume: resume(app)
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .armSockets: arm(app)

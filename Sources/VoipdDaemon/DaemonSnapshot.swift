@@ -16,6 +16,13 @@ struct DaemonSnapshot: Codable {
         var gid: UInt32
         var appName: String?
         var following: String?
+        /// Frames the kernel had not taken yet, with their descriptors.
+        var outbound: [Queued]
+    }
+
+    struct Queued: Codable {
+        var packet: [UInt8]
+        var descriptors: [CInt]
     }
 
     struct Process: Codable {
@@ -73,6 +80,7 @@ struct DaemonSnapshot: Codable {
     }
 
     var listener: CInt
+    var boundControlSocket: Bool
     var nextClientID: UInt64
     var locked: Bool
     var clients: [Client]
@@ -87,7 +95,7 @@ struct DaemonSnapshot: Codable {
 
     /// Every descriptor the snapshot names: they must survive the exec.
     var descriptors: [CInt] {
-        [listener] + clients.map(\.descriptor) + heldSockets.map(\.descriptor)
+        [listener] + clients.flatMap { [$0.descriptor] + $0.outbound.flatMap(\.descriptors) } + heldSockets.map(\.descriptor)
             + apps.flatMap { app in [app.process?.pidfd, app.launch?.standardOutput, app.launch?.standardError].compactMap { $0 } }
     }
 

@@ -26,7 +26,8 @@ final class AppProcess {
     /// reused meanwhile.) A process voipd did not start gets it alone, through its pidfd.
     func send(_ signal: CInt) throws {
         if isChild {
-            _ = try valueOrErrno("kill(-\(pid), \(signalName(signal)))") { kill(-pid, signal) }
+            // The error's text is made only on failure: a SIGCONT is the first thing a wake does.
+            guard kill(-pid, signal) == 0 else { throw Errno.current("kill(-\(pid), \(signalName(signal)))") }
         } else {
             try pidfd.send(signal)
         }
@@ -121,7 +122,9 @@ final class ClientConnection {
     func peerProcess() throws -> PidFd {
         let pinned = voipd_peer_pidfd(descriptor.rawValue)
         if pinned >= 0 { return PidFd(adopting: FileDescriptor(adopting: pinned), pid: credentials.pid) }
-        guard errno == ENOPROTOOPT || errno == EINVAL else { throw Errno.current("getsockopt(SO_PEERPIDFD)") }
+        // Only a kernel without the option falls back; any other error (the peer is gone)
+        // must not reopen a pid that may now be someone else's.
+        guard errno == ENOPROTOOPT else { throw Errno.current("getsockopt(SO_PEERPIDFD)") }
         return try PidFd(pid: credentials.pid)
     }
 

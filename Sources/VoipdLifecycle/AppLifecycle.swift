@@ -43,6 +43,10 @@ public struct AppLifecycle: Sendable, Codable {
     /// Deaths in a row of a process that ran less than `relaunchThrottle`.
     public private(set) var quickDeaths = 0
     public private(set) var relaunchScheduled = false
+    /// The app was ended on purpose (force quit, terminate, exits-on-suspend): data does not
+    /// bring it back until it is launched again. A crash, the watchdog or memory pressure do
+    /// not count: a VoIP app is relaunched after those, as iOS did.
+    public private(set) var endedByChoice = false
 
     private var nextEventID: UInt64 = 1
     private var nextTaskID: UInt64 = 1
@@ -117,6 +121,7 @@ public struct AppLifecycle: Sendable, Codable {
         shuttingDown = false
         pendingTermination = nil
         relaunchScheduled = false
+        endedByChoice = false
         launchedAt = now
         launchCount += 1
         goal = inBackground ? .background : .foreground
@@ -244,21 +249,23 @@ public struct AppLifecycle: Sendable, Codable {
         wakeUnhandled = false
         connection = .none
         setPhase(.terminated, reason.description)
+        endedByChoice = [.forceQuit, .terminated, .exitsOnSuspend].contains(reason.code)
         // Held sockets outlive the process; watch them so data can bring it back.
-        emit(heldSockets > 0 && policy.canLaunch && policy.relaunchOnData ? .armSockets : .disarmSockets)
+        emit(relaunchesOnData ? .armSockets : .disarmSockets)
+    }
+
+    /// Whether data on a held socket would relaunch the app now that it is not running.
+    private var relaunchesOnData: Bool {
+        heldSockets > 0 && policy.canLaunch && policy.relaunchOnData && !endedByChoice && !relaunchScheduled
     }
 
     private mutating func beginBackgroundTask(_ name: String) {
         guard phase.isAlive, pendingTermination == nil else { return emit(.backgroundTaskBegan(id: 0)) }
         // In the foreground a task costs nothing; in the background it needs budget left.
         if phase != .active && phase != .inactive {
+            // Once the stop is decided the budget is gone: a request sent just before it took
+            // hold is refused, and the app handles that as iOS apps handled an invalid task.
             guard let deadline = taskBudgetDeadline, now < deadline else { return emit(.backgroundTaskBegan(id: 0)) }
-            if phase.isStopped {
-                // Sent just before the stop took hold: the task keeps the app running.
-                emit(.resume)
-                emit(.disarmSockets)
-                setPhase(.background, "background task \(name) began")
-            }
         }
         let id = nextTaskID
         nextTaskID += 1
@@ -316,9 +323,7 @@ public struct AppLifecycle: Sendable, Codable {
 
     private mutating func heldSocketsChanged(_ count: Int) {
         heldSockets = count
-        if !phase.isAlive {
-            emit(count > 0 && policy.canLaunch && policy.relaunchOnData && !relaunchScheduled ? .armSockets : .disarmSockets)
-        }
+        if !phase.isAlive { emit(relaunchesOnData ? .armSockets : .disarmSockets) }
     }
 
     private mutating func shutdown() {
@@ -473,7 +478,7 @@ public struct AppLifecycle: Sendable, Codable {
     }
 
     private mutating func relaunchForData(_ readiness: SocketReadiness) {
-        guard policy.canLaunch, policy.relaunchOnData else { return emit(.disarmSockets) }
+        guard policy.canLaunch, policy.relaunchOnData, !endedByChoice else { return emit(.disarmSockets) }
         // One readiness report per socket is enough; the newest counts.
         outbox.removeAll { $0.kind == .voipSocketReadable && $0.socket?.name == readiness.name }
         enqueue(.voipSocketReadable, socket: readiness, reason: "data on \(readiness.name)")

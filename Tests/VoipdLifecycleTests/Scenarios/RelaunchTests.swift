@@ -24,6 +24,26 @@ struct RelaunchTests {
         #expect(driver.app.launchCount == 2)
     }
 
+    @Test("an app ended on purpose (force quit, terminate, exits-on-suspend) is not brought back by data; a crash or memory pressure is")
+    func endedByChoice() {
+        for (input, relaunches) in [(LifecycleInput.killRequested, false), (.terminateRequested, false), (.memoryPressureKill, true)] {
+            var driver = Driver.at(.suspended)
+            driver.feed(input)
+            let exit = driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+            #expect(exit.steps.last == (relaunches ? .arm : .disarm), "\(input)")
+            #expect(driver.app.endedByChoice == !relaunches)
+            let data = driver.feed(.socketReady(sipData))
+            #expect(data.steps == (relaunches ? [.launch(inBackground: true)] : [.disarm]), "\(input)")
+            #expect(driver.feed(.heldSocketsChanged(2)).steps == (relaunches ? [.arm] : [.disarm]), "\(input)")
+        }
+        // Launched again by hand, it is a VoIP app like any other.
+        var driver = Driver.at(.suspended)
+        driver.feed(.killRequested)
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        driver.feed(.launched(inBackground: false, reason: "by hand"))
+        #expect(!driver.app.endedByChoice)
+    }
+
     @Test("without a way to launch it, a dead app's sockets are not watched")
     func cannotLaunch() {
         var driver = Driver.at(.suspended, policy: AppPolicy(canLaunch: false))
