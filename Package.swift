@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
+            dependencies: ["VoipClient", "VoipdSystem", "VoipdDaemon", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -12,22 +12,28 @@ public struct SpawnRequest {
     public var standardInput: CInt?
     public var standardOutput: CInt?
     public var standardError: CInt?
+    /// Descriptors (borrowed) to install as 3, 4, … in this order, as a service manager
+    /// passes its sockets (`$LISTEN_FDS`); none by default.
+    public var extraDescriptors: [CInt]
 
     public init(arguments: [String], environment: [String], workingDirectory: String? = nil,
-                standardInput: CInt? = nil, standardOutput: CInt? = nil, standardError: CInt? = nil) {
+                standardInput: CInt? = nil, standardOutput: CInt? = nil, standardError: CInt? = nil,
+                extraDescriptors: [CInt] = []) {
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
+        self.extraDescriptors = extraDescriptors
     }
 }
 
 /// Starts a child with `posix_spawnp` in a session of its own (`POSIX_SPAWN_SETSID`), with
 /// an empty signal mask and default dispositions (the daemon blocks signals for its
 /// signalfd; a child must not inherit that), and returns its pid. Every other descriptor is
-/// close-on-exec, so the child inherits only 0, 1 and 2.
+/// close-on-exec, so the child inherits only 0, 1 and 2, and the request's extra descriptors
+/// as 3, 4, ….
 public func spawnProcess(_ request: SpawnRequest) throws -> pid_t {
     guard let program = request.arguments.first, !program.isEmpty else { throw Errno(EINVAL, call: "spawn: empty command") }
     var attributes = posix_spawnattr_t()
@@ -53,6 +59,17 @@ public func spawnProcess(_ request: SpawnRequest) throws -> pid_t {
     }
     if let fd = request.standardOutput { posix_spawn_file_actions_adddup2(&actions, fd, 1) }
     if let fd = request.standardError { posix_spawn_file_actions_adddup2(&actions, fd, 2) }
+    // Each extra descriptor goes first to a number above every source and target, then to
+    // its place: no source is overwritten before it is copied, and dup2 clears close-on-exec.
+    let extra = request.extraDescriptors
+    if let highest = extra.max() {
+        let staging = max(highest, CInt(2 + extra.count)) + 1
+        for (index, fd) in extra.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, staging + CInt(index)) }
+        for index in extra.indices {
+            posix_spawn_file_actions_adddup2(&actions, staging + CInt(index), 3 + CInt(index))
+            posix_spawn_file_actions_addclose(&actions, staging + CInt(index))
+        }
+    }
     if let directory = request.workingDirectory { voipd_posix_spawn_file_actions_addchdir(&actions, directory) }
 
     let argv = request.arguments.map { strdup($0) } + [nil]

@@ -120,7 +120,8 @@ final class DaemonHarness {
     }
 }
 
-private func bindDatagram(_ fd: borrowing FileDescriptor, path: String) throws {
+/// Binds a datagram socket to a path (a notify socket).
+func bindDatagram(_ fd: borrowing FileDescriptor, path: String) throws {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }

@@ -8,9 +8,10 @@ final class TestProcess {
 
     var pid: pid_t { pidfd.pid }
 
-    init(_ arguments: [String], environment: [String] = currentEnvironment(), output: CInt? = nil) throws {
+    /// `extraDescriptors` (borrowed) become its 3, 4, … (a service manager's `$LISTEN_FDS`).
+    init(_ arguments: [String], environment: [String] = currentEnvironment(), output: CInt? = nil, extraDescriptors: [CInt] = []) throws {
         let pid = try spawnProcess(SpawnRequest(arguments: arguments, environment: environment,
-                                                standardOutput: output, standardError: output))
+                                                standardOutput: output, standardError: output, extraDescriptors: extraDescriptors))
         pidfd = try PidFd(pid: pid)
     }
 
