@@ -10,6 +10,7 @@ extension Daemon {
         let (loaded, errors) = ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota)
         for error in errors { log.error("invalid manifest: \(error)") }
         manifests = loaded
+        invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (Self.manifestName(file: $0), error) } }) { first, _ in first }
         // Apps already known take their manifest's policy for what comes next.
         for (name, manifest) in loaded {
             apps[name]?.lifecycle.policy = manifest.policy
@@ -47,9 +48,17 @@ extension Daemon {
     /// The VoIP sockets an app may have held.
     func socketQuota(of app: String) -> Int { manifests[app]?.socketQuota ?? configuration.socketQuota }
 
+    /// The name a manifest file gives its app when it names none.
+    static func manifestName(file: String) -> String {
+        String(file.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
+    }
+
     /// SIGHUP: the configuration file and manifests again. An invalid configuration is
     /// reported and the running one kept.
     func reloadConfiguration() {
+        // `systemctl reload` waits for READY=1 after RELOADING=1 (Type=notify-reload, systemd 253).
+        notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(MonotonicInstant.now.nanoseconds / 1000)"])
+        defer { notifier.notify(["READY=1", "STATUS=\(statusLine)"]) }
         let updated: DaemonConfiguration
         do {
             updated = try configuration.source.load(environment: configuration.environment)
@@ -89,6 +98,8 @@ extension Daemon {
         for (name, fd) in activated.unknown {
             log.warning("closing descriptor \(fd) \"\(name)\" passed by the service manager: not a name voipd gave")
             close(fd)
+            // Out of the store too, or it comes back at every start and counts toward its maximum.
+            notifier.notify(["FDSTOREREMOVE=1", "FDNAME=\(name)"])
         }
         for (appName, socketName, fd) in activated.heldSockets {
             let descriptor = FileDescriptor(adopting: fd)

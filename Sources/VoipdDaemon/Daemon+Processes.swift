@@ -14,6 +14,7 @@ extension Daemon {
         } else {
             guard let name = request.name else { throw ProtocolError(.badRequest, "launch needs a command, or the name of an app manifest") }
             guard let manifest = manifests[name] else {
+                if let error = invalidManifests[name] { throw ProtocolError(.launchFailed, "the manifest of \(name) is invalid: \(error)") }
                 throw ProtocolError(.noSuchApp, "no manifest for \(name) in \(configuration.appsDirectory), and no command given")
             }
             let owner = manifest.account?.uid ?? geteuid()

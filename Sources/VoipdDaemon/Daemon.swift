@@ -63,6 +63,8 @@ public final class Daemon {
     let arguments: [String]
     /// App manifests by name.
     var manifests: [String: ResolvedManifest] = [:]
+    /// Manifests in error, by the name of their file, to say why an app cannot be launched.
+    var invalidManifests: [String: ConfigurationError] = [:]
 
     /// Every manifest error of a configuration (for `--check-config`).
     public static func checkManifests(_ configuration: DaemonConfiguration) -> [ConfigurationError] {
@@ -93,6 +95,10 @@ public final class Daemon {
             // Socket activation: the service manager bound it, and keeps it across restarts.
             listener = FileDescriptor(adopting: control)
             try listener.setNonBlocking()
+            // The socket's real path is what apps must be told, whatever the configuration says.
+            if let path = Socket.unixPath(of: control), path != self.configuration.socketPath {
+                self.configuration.socketPath = path
+            }
         } else {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true

@@ -133,6 +133,18 @@ public enum Socket {
         return fd
     }
 
+    /// The path a Unix socket is bound to (`getsockname`); nil for an unbound or abstract one.
+    public static func unixPath(of fd: CInt) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        return path.hasPrefix("/") ? path : nil
+    }
+
     /// The local port of an IPv4 socket (`getsockname`).
     public static func localPort(_ fd: borrowing FileDescriptor) throws -> UInt16 {
         var address = sockaddr_in()

@@ -160,9 +160,7 @@ struct SystemdIntegrationTests {
         let app = try rig.reports.accept(name: "phone", timeout: .seconds(20))
         defer { app.stopProcesses() }
         let first = try app.expect { $0["event"] as? String == "hello" || $0["event"] as? String == "error" }
-        withKnownIssue("voipd gives launched apps VOIPD_SOCKET=configuration.socketPath, not the path of the socket it was passed (getsockname)") {
-            #expect(first["event"] as? String == "hello", "the app could not connect: \(first)")
-        }
+        #expect(first["event"] as? String == "hello", "the app could not connect: \(first)")
         _ = try rig.terminate(voipd)
     }
 }
