@@ -80,6 +80,7 @@ extension Daemon {
             app.uid = peer.uid
             app.unclaimed = false
         }
+        storeRecord(of: app)
         client.appName = app.name
         app.client = client.id
         // The held sockets go back first, in the reply; the events the lifecycle queued
@@ -118,6 +119,7 @@ extension Daemon {
         try watch(process, of: app)
         app.process = process
         appsByPID[pid] = app.name
+        storeProcess(of: app)
         feed(app, .launched(inBackground: false, reason: "connected (pid \(pid))"))
     }
 

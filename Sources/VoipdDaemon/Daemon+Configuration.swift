@@ -129,3 +129,73 @@ extension Daemon {
         }
     }
 }
+
+extension Daemon {
+    /// Stores (or replaces) an app's record in the service manager's store.
+    func storeRecord(of app: AppRecord) {
+        guard notifier.isEnabled else { return }
+        let launch = app.launch.map {
+            DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
+                                  account: $0.account, standardOutput: nil, standardError: nil)
+        }
+        do {
+            let record = try StoredApp(uid: app.uid, policy: app.lifecycle.policy, launch: launch).memfd()
+            notifier.replaceInStore(app: app.name, name: StoredApp.recordName, descriptor: record.rawValue)
+        } catch {
+            log.warning("\(app.name): cannot store its record with the service manager: \(error)")
+        }
+    }
+
+    /// Stores an app's running process (its pidfd), so a voipd started after a crash can
+    /// resume it if it was left stopped.
+    func storeProcess(of app: AppRecord) {
+        guard let process = app.process else { return }
+        notifier.replaceInStore(app: app.name, name: StoredApp.processName, descriptor: process.pidfd.descriptor.rawValue)
+    }
+
+    /// Takes back the records and processes of apps from the store (the sockets follow).
+    func takeBackApps(_ activated: ActivatedDescriptors) {
+        for (name, fd) in activated.records {
+            let descriptor = FileDescriptor(adopting: fd)
+            guard (try? Daemon.validateName(name, what: "app")) != nil, let stored = try? StoredApp.read(descriptor) else {
+                log.warning("dropping an unreadable stored record for \(name)")
+                notifier.removeFromStore(app: name, name: StoredApp.recordName)
+                continue
+            }
+            guard apps[name] == nil else { continue }
+            let app = AppRecord(name: name, uid: stored.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: stored.policy),
+                                since: wallClockSeconds())
+            if let launch = stored.launch {
+                app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
+                                                 workingDirectory: launch.workingDirectory, account: launch.account,
+                                                 adoptingOutput: nil, error: nil)
+            }
+            apps[name] = app
+        }
+    }
+
+    /// Adopts the processes the store kept for apps: a crash of the previous voipd may have
+    /// left them stopped; they are resumed, in the background, and supervised again.
+    func takeBackProcesses(_ activated: ActivatedDescriptors) {
+        for (name, fd) in activated.processes {
+            let descriptor = FileDescriptor(adopting: fd)
+            guard let pid = pid(ofPidfd: fd), let app = apps[name], app.process == nil else {
+                notifier.removeFromStore(app: name, name: StoredApp.processName)
+                continue
+            }
+            let process = AppProcess(pidfd: PidFd(adopting: descriptor, pid: pid), isChild: false)
+            do {
+                try watch(process, of: app)
+            } catch {
+                log.warning("\(name): cannot watch pid \(pid) again: \(error)")
+                continue
+            }
+            app.process = process
+            appsByPID[pid] = name
+            let wasStopped = ProcFS.state(of: pid) == "T"
+            try? suspender.resume(process)
+            log.notice("\(name): pid \(pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")
+            feed(app, .launched(inBackground: true, reason: "still running when voipd started"))
+        }
+    }
+}

@@ -139,6 +139,8 @@ extension Daemon {
         }
         app.process = process
         appsByPID[process.pid] = app.name
+        storeRecord(of: app)
+        storeProcess(of: app)
         log.info("\(app.name): started pid \(process.pid): \(specification.arguments.joined(separator: " "))")
         feed(app, .launched(inBackground: inBackground, reason: reason))
     }
@@ -186,6 +188,7 @@ extension Daemon {
         timers.cancel(.stopCheck(app.name))
         app.process = nil
         appsByPID[process.pid] = nil
+        notifier.removeFromStore(app: app.name, name: StoredApp.processName)
         log.info("\(app.name): pid \(process.pid) ended: \(end)")
         // Data it was told of but did not read is still for it: a relaunch will bring it
         // (a crash while handling a wake must not lose the call). Crash loops are throttled.

@@ -55,6 +55,8 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
+    var pendingWake: (app: AppRecord, actions: ArraySlice<LifecycleAction>)?
+    let XHANDOFF: CInt? = getenv("XHANDOFF").map { CInt(atoi($0)) }
     /// Apps by the pid of their process, for SIGCHLD reports.
     var appsByPID: [pid_t: String] = [:]
     let startedAt = MonotonicInstant.now
@@ -110,6 +112,10 @@ public final class Daemon {
         if activated.controlSocket != nil { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
         if let snapshot { try restore(snapshot) }
+        // Records, then the processes still running (so their data does not start a second
+        // copy beside them), then the sockets.
+        takeBackApps(activated)
+        takeBackProcesses(activated)
         takeBack(activated)
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
@@ -121,11 +127,15 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
-            try loop.epoll.wait { readiness in
+            var woken = false
+            try loop.epoll.wait(timeoutMilliseconds: pendingWake == nil ? -1 : (XHANDOFF ?? -1)) { readiness in
+                woken = true
+                finishPendingWake()
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
+            if !woken { finishPendingWake() }
             if let request = pendingUpgrade {
                 pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
@@ -222,9 +232,10 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
+        finishPendingWake()
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions, for: app)
+        perform(actions[...], for: app)
         drainDeferredInputs()
         return actions
     }
@@ -235,13 +246,14 @@ public final class Daemon {
     }
 
     func drainDeferredInputs() {
+        guard pendingWake == nil else { return }
         while true {
             if !deferredInputs.isEmpty {
                 let (name, input) = deferredInputs.removeFirst()
                 guard let app = apps[name] else { continue }
                 let actions = app.lifecycle.handle(input, now: now)
                 log.debug("\(app.name): \(input) → \(actions)")
-                perform(actions, for: app)
+                perform(actions[...], for: app)
             } else if !deferredStarts.isEmpty {
                 performDeferredStart()
             } else {
@@ -250,10 +262,15 @@ public final class Daemon {
         }
     }
 
-    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
-        for action in actions {
-            switch action {
-            case .resume: resume(app)
+    func perform(_ actions: ArraySlice<LifecycleAction>, for app: AppRecord, handingOff: Bool = false) {
+        for index in actions.indices {
+            switch actions[index] {
+            case .resume:
+                resume(app)
+                if handingOff && index + 1 < actions.endIndex {
+                    pendingWake = (app, actions[(index + 1)...])
+                    return
+                }
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .armSockets: arm(app)

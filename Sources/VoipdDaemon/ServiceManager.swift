@@ -8,6 +8,10 @@ struct ActivatedDescriptors {
     var controlSocket: CInt?
     /// Held VoIP sockets, named "APP/SOCKET".
     var heldSockets: [(app: String, name: String, descriptor: CInt)] = []
+    /// Apps' records ("APP/#record", a memfd of JSON: owner, how to start it) and processes
+    /// ("APP/#process", a pidfd), stored beside their sockets.
+    var records: [(app: String, descriptor: CInt)] = []
+    var processes: [(app: String, descriptor: CInt)] = []
     /// Passed but not understood: closed.
     var unknown: [(name: String, descriptor: CInt)] = []
 
@@ -25,6 +29,10 @@ struct ActivatedDescriptors {
             let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
             if name == "control" || (count == 1 && (try? Socket.kind(of: fd))??.isListening == true) {
                 result.controlSocket = fd
+            } else if parts.count == 2 && parts[1] == StoredApp.recordName {
+                result.records.append((parts[0], fd))
+            } else if parts.count == 2 && parts[1] == StoredApp.processName {
+                result.processes.append((parts[0], fd))
             } else if parts.count == 2 {
                 result.heldSockets.append((parts[0], parts[1], fd))
             } else {
@@ -74,5 +82,13 @@ struct ServiceNotifier {
 
     func removeFromStore(app: String, name: String) {
         notify(["FDSTOREREMOVE=1", "FDNAME=\(app)/\(name)"])
+    }
+
+    /// Stores a descriptor under a name, replacing what was stored under it (the store keeps
+    /// every descriptor given, even under the same name).
+    func replaceInStore(app: String, name: String, descriptor: CInt) {
+        guard isEnabled else { return }
+        removeFromStore(app: app, name: name)
+        notify(["FDSTORE=1", "FDNAME=\(app)/\(name)"], descriptors: [descriptor])
     }
 }

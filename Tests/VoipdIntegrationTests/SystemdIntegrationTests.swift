@@ -68,11 +68,11 @@ struct SystemdIntegrationTests {
         let remote = try peer.accept()
         try app.expect { $0["event"] as? String == "registered" }
 
-        let stored = try rig.manager.expect("FDSTORE=1", context: rig.log)
+        let stored = try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
         #expect(stored["FDNAME"] == "phone/sip")
-        let entry = try #require(rig.manager.store.first, "FDSTORE=1 came without a descriptor")
-        #expect(rig.manager.store.count == 1)
-        #expect(entry.name == "phone/sip")
+        // Beside the socket, the app's record (phone/#record) and process (phone/#process).
+        let entry = try #require(rig.manager.store.first { $0.name == "phone/sip" }, "FDSTORE=1 came without a descriptor")
+        #expect(rig.manager.store.filter { !$0.name.contains("#") }.count == 1)
         #expect(try remotePort(entry.descriptor.rawValue) == peer.port, "the stored descriptor is the app's connection to the peer")
 
         // Suspended, then voipd stops (systemctl stop): it resumes the app, whose
@@ -122,14 +122,61 @@ struct SystemdIntegrationTests {
 
         // Held again from the store, it is not stored twice; released, it leaves the store.
         try rig.manager.receiveWaiting()
-        #expect(rig.manager.messages.filter { $0.has("FDSTORE=1") }.count == 1)
+        #expect(rig.manager.messages.filter { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }.count == 1)
         try control2.command(.foreground, "phone")
         try relaunched.send(["cmd": "unregister", "socket": "sip"])
         try relaunched.expect { $0["event"] as? String == "unregistered" }
-        let removed = try rig.manager.expect("FDSTOREREMOVE=1", context: rig.log)
+        let removed = try rig.manager.expect("FDSTOREREMOVE=1 of phone/sip", context: rig.log) { $0.has("FDSTOREREMOVE=1") && $0["FDNAME"] == "phone/sip" }
         #expect(removed["FDNAME"] == "phone/sip")
-        #expect(rig.manager.store.isEmpty)
+        #expect(!rig.manager.store.contains { $0.name == "phone/sip" })
         #expect(try rig.terminate(second) == .exited(0))
+    }
+
+    @Test("after voipd crashes with an app suspended, the next voipd resumes it (the store kept its process) and knows whose the app is and how to start it",
+          .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing))
+    func crashLeavesNothingStopped() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let peer = try TCPPeer()
+        let listener = try Socket.listenUnix(path: rig.socketPath)
+        let first = try rig.start(passing: [("control", listener.rawValue)])
+        try rig.manager.expect("READY=1", context: rig.log)
+        let control = try VoipdControl(socketPath: rig.socketPath)
+        let follower = try VoipdControl(socketPath: rig.socketPath)
+        _ = try follower.events(follow: true)
+        // Launched with a command line, no manifest: only the stored record says how to start it.
+        // It leaves its socket's data for the test to ask for (so the data relaunches it).
+        _ = try control.launch([Binaries.testApp, "--report", rig.reports.path, "--no-read"], name: "phone")
+        let app = try rig.acceptApp("phone")
+        try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+        let remote = try peer.accept()
+        try app.expect { $0["event"] as? String == "registered" }
+        try control.command(.background, "phone")
+        try rig.waitForState(follower, "phone", .suspended)
+        for name in ["phone/#record", "phone/#process", "phone/sip"] {
+            try rig.manager.expect("FDSTORE=1 of \(name)", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == name }
+        }
+
+        // voipd crashes: nothing resumes the app.
+        try first.pidfd.send(SIGKILL)
+        _ = try first.waitForExit(.seconds(10))
+        #expect(processState(app.pid) == "T", "left stopped by the crash")
+        try remote.write("INVITE")
+
+        // The next voipd gets the store back: it resumes the app at once…
+        let second = try rig.start(passing: [("control", listener.rawValue)] + rig.manager.store.map { ($0.name, $0.descriptor.rawValue) })
+        try rig.manager.expect("READY=1", context: rig.log)
+        #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        // …which finds its connection to the old voipd gone and exits.
+        try app.expect { $0["event"] as? String == "disconnected" }
+        // Its record made it known: owned by this uid, started from its command line again by the data.
+        let relaunched = try rig.acceptApp("phone")
+        let wake = try relaunched.expectEvent("voipSocketReadable")
+        #expect(wake["socket"] as? String == "sip")
+        let status = try VoipdControl(socketPath: rig.socketPath).app("phone")
+        #expect(status.uid == getuid())
+        #expect(status.launchedByVoipd)
+        _ = try rig.terminate(second)
     }
 
     @Test("a socket-activated voipd leaves the service manager's socket path in place when it stops")
