@@ -60,7 +60,7 @@ extension Daemon {
         guard let readiness = held.pendingReadiness() else { return }
         held.markReported(readiness)
         app.wakeSeenAt = now
-        feedWake(app, .socketReady(readiness))
+        feed(app, .socketReady(readiness))
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {

@@ -55,8 +55,6 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
-    var pendingWake: (app: AppRecord, actions: ArraySlice<LifecycleAction>)?
-    let XHANDOFF: CInt? = getenv("XHANDOFF").map { CInt(atoi($0)) }
     /// Apps by the pid of their process, for SIGCHLD reports.
     var appsByPID: [pid_t: String] = [:]
     let startedAt = MonotonicInstant.now
@@ -127,15 +125,11 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
-            var woken = false
-            try loop.epoll.wait(timeoutMilliseconds: pendingWake == nil ? -1 : (XHANDOFF ?? -1)) { readiness in
-                woken = true
-                finishPendingWake()
+            try loop.epoll.wait { readiness in
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
-            if !woken { finishPendingWake() }
             if let request = pendingUpgrade {
                 pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
@@ -232,10 +226,9 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
-        finishPendingWake()
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions[...], for: app)
+        perform(actions, for: app)
         drainDeferredInputs()
         return actions
     }
@@ -246,14 +239,13 @@ public final class Daemon {
     }
 
     func drainDeferredInputs() {
-        guard pendingWake == nil else { return }
         while true {
             if !deferredInputs.isEmpty {
                 let (name, input) = deferredInputs.removeFirst()
                 guard let app = apps[name] else { continue }
                 let actions = app.lifecycle.handle(input, now: now)
                 log.debug("\(app.name): \(input) → \(actions)")
-                perform(actions[...], for: app)
+                perform(actions, for: app)
             } else if !deferredStarts.isEmpty {
                 performDeferredStart()
             } else {
@@ -262,15 +254,10 @@ public final class Daemon {
         }
     }
 
-    func perform(_ actions: ArraySlice<LifecycleAction>, for app: AppRecord, handingOff: Bool = false) {
-        for index in actions.indices {
-            switch actions[index] {
-            case .resume:
-                resume(app)
-                if handingOff && index + 1 < actions.endIndex {
-                    pendingWake = (app, actions[(index + 1)...])
-                    return
-                }
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
+        for action in actions {
+            switch action {
+            case .resume: resume(app)
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .armSockets: arm(app)

@@ -1,0 +1,144 @@
+import Glibc
+import VoipClient
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// The bench's end of one app's VoIP socket: the peer writes the stamps here.
+final class PeerEnd {
+    let descriptor: FileDescriptor
+    init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
+}
+
+/// One app process, by pidfd: it can be killed without any pid-reuse race.
+final class AppProcessHandle {
+    let pidfd: PidFd
+    init(_ pidfd: consuming PidFd) { self.pidfd = pidfd }
+}
+
+/// N copies of `voipd-bench app` launched by voipd (so they are its children, as in real
+/// use), each with its VoIP socket connected to this process and registered, sent to the
+/// background and suspended. Also the control connection that follows voipd's event
+/// stream, and the pipe the apps report on.
+final class AppFleet {
+    let control: VoipdControl
+    let reports: LineReader
+    private(set) var peers: [PeerEnd] = []
+    private(set) var processes: [AppProcessHandle] = []
+    private let listener: FileDescriptor
+    private let listenerPath: String
+    private let reportWriteEnd: FileDescriptor
+
+    init(daemon: DaemonUnderTest, directory: String) throws {
+        control = try VoipdControl(socketPath: daemon.socketPath)
+        // Followed from the start, so no transition is missed.
+        _ = try control.events(follow: true)
+        listenerPath = directory + "/peer.sock"
+        listener = try Socket.listenUnix(path: listenerPath, type: Socket.streamType, backlog: 4096)
+        let pipe = try makePipe()
+        reports = LineReader(pipe.first)
+        reportWriteEnd = pipe.second
+    }
+
+    static func name(_ index: Int) -> String { "bench-\(index)" }
+
+    /// Launches `count` apps, accepts their VoIP sockets, sends each to the background once
+    /// its socket is registered, and waits until all are suspended.
+    func start(count: Int, appCPU: Int?) throws {
+        for index in 0..<count {
+            let arguments = [BenchPaths.executable, "app", "--connect", listenerPath, "--index", "\(index)"]
+                + (appCPU.map { ["--cpu", "\($0)"] } ?? [])
+            let status = try control.launch(arguments, name: Self.name(index), output: reportWriteEnd.rawValue)
+            guard let pid = status.pid else { throw BenchError("\(Self.name(index)) did not start: \(status.state)") }
+            processes.append(AppProcessHandle(try PidFd(pid: pid)))
+        }
+        var accepted = [PeerEnd?](repeating: nil, count: count)
+        for _ in 0..<count {
+            let (index, peer) = try acceptApp(count: count)
+            guard accepted[index] == nil else { throw BenchError("two apps announced index \(index)") }
+            accepted[index] = peer
+            try control.command(.background, Self.name(index))
+        }
+        peers = accepted.map { $0! }
+        var pending = Set((0..<count).map(Self.name))
+        while !pending.isEmpty {
+            guard let record = try control.nextTransition(timeoutMilliseconds: 60_000) else {
+                throw BenchError("\(pending.count) apps not suspended after 60 s without a transition (e.g. \(pending.first!))")
+            }
+            try check(record)
+            if record.to == .suspended { pending.remove(record.app) }
+        }
+    }
+
+    /// Waits for the next app to connect its VoIP socket and announce its index.
+    private func acceptApp(count: Int) throws -> (Int, PeerEnd) {
+        guard try waitReadable(listener.rawValue, milliseconds: 60_000) else {
+            throw BenchError("no app connected within 60 s")
+        }
+        guard let connection = try Socket.accept(listener, nonBlocking: false) else { return try acceptApp(count: count) }
+        guard try waitReadable(connection.rawValue, milliseconds: 30_000) else { throw BenchError("an app connected but did not announce itself") }
+        var index: UInt32 = 0
+        guard recv(connection.rawValue, &index, 4, CInt(MSG_WAITALL)) == 4, Int(UInt32(littleEndian: index)) < count else {
+            throw BenchError("an app connected with a bad announcement")
+        }
+        return (Int(UInt32(littleEndian: index)), PeerEnd(connection))
+    }
+
+    /// Waits until the app is suspended again (the stop confirmed by voipd).
+    func waitForSuspension(of index: Int) throws {
+        let name = Self.name(index)
+        while true {
+            guard let record = try control.nextTransition(timeoutMilliseconds: 10_000) else {
+                throw BenchError("\(name) was not suspended again within 10 s")
+            }
+            try check(record)
+            if record.app == name && record.to == .suspended { return }
+        }
+    }
+
+    private func check(_ record: TransitionRecord) throws {
+        guard record.to == .terminated else { return }
+        var detail = ""
+        while let line = try? reports.next(timeoutMilliseconds: 0) { detail += "\n  " + line }
+        throw BenchError("\(record.app) terminated: \(record.reason)\(detail)")
+    }
+
+    /// What voipd says of an app and its VoIP socket, for a failure message.
+    func describe(_ index: Int) -> String {
+        let name = Self.name(index)
+        let app = (try? control.app(name)).map { "\($0.state.rawValue), \($0.wakes) wakes" } ?? "unknown"
+        let socket = (try? control.sockets(name))?.first
+            .map { "\($0.bytesAvailable) bytes waiting, \($0.watching ? "watched" : "not watched")" } ?? "unknown"
+        return "\(app); its VoIP socket: \(socket)"
+    }
+
+    /// Kills every app process still alive (voipd has normally ended them already).
+    func killAll() {
+        for process in processes {
+            try? process.pidfd.send(SIGKILL)
+        }
+    }
+
+    /// Resident memory of the apps: one app's RSS and the sum of their proportional sets
+    /// (shared pages divided among the processes that share them).
+    func memory() -> (oneRSS: UInt64, totalPSS: UInt64) {
+        let one = processes.first.flatMap { ProcFS.residentBytes(of: $0.pidfd.pid) } ?? 0
+        let total = processes.reduce(UInt64(0)) { sum, process in
+            let rollup = ProcFS.read("/proc/\(process.pidfd.pid)/smaps_rollup") ?? ""
+            let kilobytes = rollup.split(separator: "\n").first { $0.hasPrefix("Pss:") }
+                .flatMap { UInt64(String($0.filter(\.isNumber))) } ?? 0
+            return sum + kilobytes * 1024
+        }
+        return (one, total)
+    }
+}
+
+/// Polls one descriptor for input: true when readable, false on timeout.
+func waitReadable(_ fd: CInt, milliseconds: Int32) throws -> Bool {
+    var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    while true {
+        let ready = poll(&watched, 1, milliseconds)
+        if ready >= 0 { return ready > 0 }
+        guard errno == EINTR else { throw Errno.current("poll") }
+    }
+}

@@ -1,0 +1,119 @@
+import Glibc
+import VoipdSystem
+
+/// A real voipd for the benchmark: its own control socket in a private directory, its log
+/// in a file there, ready when its READY=1 arrives on a notify socket. It runs through
+/// ``GuardedExec``, so it gets SIGTERM (and resumes its apps) if the bench dies.
+final class DaemonUnderTest {
+    let socketPath: String
+    let logPath: String
+    let process: PidFd
+    /// Where voipd reports to its "service manager" (READY=1, STATUS=). Bound only while
+    /// the bench listens: nobody drains it otherwise, and a full queue would block voipd.
+    private let notifyPath: String
+    private var stopped = false
+
+    /// Starts voipd. It inherits the calling thread's CPU affinity, and so do its apps.
+    init(binary: String, directory: String) throws {
+        socketPath = directory + "/voipd.sock"
+        logPath = directory + "/voipd.log"
+        let notifyPath = directory + "/notify.sock"
+        self.notifyPath = notifyPath
+        let notify = try bindDatagramSocket(path: notifyPath)
+        defer { unlink(notifyPath) }
+        let logFile = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_TRUNC)
+        let environment = currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") }
+            + ["NOTIFY_SOCKET=\(notifyPath)"]
+        let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning"])
+        let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,
+                                                standardOutput: logFile.rawValue, standardError: logFile.rawValue))
+        process = try PidFd(pid: pid)
+        let deadline = MonotonicInstant.now.nanoseconds + 20_000_000_000
+        while true {
+            var watched = [pollfd(fd: notify.rawValue, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: process.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < deadline, poll(&watched, 2, Int32((deadline - now) / 1_000_000) + 1) >= 0 || errno == EINTR else {
+                stop()
+                throw BenchError("voipd did not report READY=1 within 20 s; log:\n\(log(tail: 20))")
+            }
+            if watched[1].revents != 0 {
+                stop()
+                throw BenchError("voipd exited during start-up; log:\n\(log(tail: 20))")
+            }
+            guard watched[0].revents != 0 else { continue }
+            let message = try notify.read(upTo: 4096)
+            if String(decoding: message, as: UTF8.self).split(separator: "\n").contains("READY=1") { break }
+        }
+    }
+
+    deinit { stop() }
+
+    var pid: pid_t { process.pid }
+
+    /// The last lines of voipd's log.
+    func log(tail lines: Int) -> String {
+        (ProcFS.read(logPath) ?? "").split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    /// Context switches so far (`/proc/PID/status`): voluntary and involuntary.
+    func contextSwitches() throws -> (voluntary: Int, involuntary: Int) {
+        guard let status = ProcFS.read("/proc/\(pid)/status") else { throw BenchError("cannot read /proc/\(pid)/status") }
+        func field(_ name: String) -> Int? {
+            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { Int(String($0.dropFirst(name.count + 1).filter(\.isNumber))) }
+        }
+        guard let voluntary = field("voluntary_ctxt_switches"), let involuntary = field("nonvoluntary_ctxt_switches") else {
+            throw BenchError("no context-switch counts in /proc/\(pid)/status")
+        }
+        return (voluntary, involuntary)
+    }
+
+    /// Waits for voipd to settle: it tells its service manager STATUS= one second after a
+    /// transition at most, and an idle daemon is one that has done so. Returns when that
+    /// update arrives (or after `milliseconds` if none comes).
+    func waitForStatusUpdate(milliseconds: Int32) throws {
+        let notify = try bindDatagramSocket(path: notifyPath)
+        defer { unlink(notifyPath) }
+        let deadline = MonotonicInstant.now.nanoseconds + UInt64(milliseconds) * 1_000_000
+        while case let now = MonotonicInstant.now.nanoseconds, now < deadline,
+              try waitReadable(notify.rawValue, milliseconds: Int32((deadline - now) / 1_000_000) + 1) {
+            if String(decoding: try notify.read(upTo: 4096), as: UTF8.self).contains("STATUS=") { return }
+        }
+    }
+
+    /// SIGTERM (voipd resumes every app it stopped), then SIGKILL after 10 s; reaps it.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        try? process.send(SIGTERM)
+        var watched = pollfd(fd: process.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        let deadline = MonotonicInstant.now.nanoseconds + 10_000_000_000
+        while watched.revents == 0 {
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < deadline else {
+                progress("voipd did not stop within 10 s of SIGTERM: killing it")
+                try? process.send(SIGKILL)
+                break
+            }
+            _ = poll(&watched, 1, Int32((deadline - now) / 1_000_000) + 1)
+        }
+        _ = try? process.waitForExit()
+    }
+}
+
+/// A datagram socket bound to a path (a notify socket).
+func bindDatagramSocket(path: String) throws -> FileDescriptor {
+    let socket = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw Errno(ENAMETOOLONG, call: "bind(\(path))") }
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+    _ = try withUnsafePointer(to: &address) { pointer in
+        try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+            try valueOrErrno("bind(\(path))") { bind(socket.rawValue, sa, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+    return socket
+}

@@ -1,0 +1,115 @@
+import Glibc
+import VoipdSystem
+
+/// `voipd-bench wake`: for each CPU placement and app count, the floor and voipd with the
+/// same settings, side by side; then an idle voipd's context switches.
+enum WakeBenchmark {
+    static func main(_ arguments: [String]) -> Int32 {
+        let options: WakeOptions
+        do {
+            options = try WakeOptions.parse(arguments)
+        } catch {
+            let message = "\(error)"
+            if !message.isEmpty { writeError("voipd-bench wake: \(message)\n") }
+            if message.isEmpty { print(WakeOptions.usage) } else { writeError(WakeOptions.usage + "\n") }
+            return message.isEmpty ? 0 : 2
+        }
+        do {
+            try run(options)
+            return 0
+        } catch {
+            progress("failed: \(error)")
+            return 1
+        }
+    }
+
+    private static func run(_ options: WakeOptions) throws {
+        let voipd = try options.voipd ?? BenchPaths.buildVoipd()
+        let directory = try TemporaryDirectory()
+        let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
+        progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(loadAverage())")
+        var idleMeasured = options.idleSeconds == 0
+        for placement in options.placements {
+            for apps in options.appCounts {
+                let idle = !idleMeasured && apps == options.idleApps ? options.idleSeconds : 0
+                let (result, idleResult) = try measure(apps: apps, placement: placement, wakes: options.wakes, idleSeconds: idle,
+                                                       options: options, voipd: voipd, floor: floor, directory: directory.path)
+                emit(options.json ? result.json : result.line)
+                if let idleResult {
+                    emit(options.json ? idleResult.json : idleResult.line)
+                    idleMeasured = true
+                }
+            }
+        }
+        if !idleMeasured {
+            let (_, idleResult) = try measure(apps: options.idleApps, placement: .scheduler, wakes: 0, idleSeconds: options.idleSeconds,
+                                              options: options, voipd: voipd, floor: nil, directory: directory.path)
+            if let idleResult { emit(options.json ? idleResult.json : idleResult.line) }
+        }
+        progress("done; load average \(loadAverage())")
+    }
+
+    /// One configuration: a fresh voipd placed as asked, its apps suspended, then
+    /// alternating runs of the floor and of the timed wakes; and the idle window if asked.
+    private static func measure(apps: Int, placement: CPUPlacement, wakes: Int, idleSeconds: Int, options: WakeOptions,
+                                voipd: String, floor: WakeFloor?, directory: String) throws -> (WakeResult, IdleResult?) {
+        let result = WakeResult(apps: apps, placement: placement, wakes: wakes)
+        // voipd inherits this thread's CPU mask, and its apps inherit voipd's.
+        try pinCurrentThread(to: placement.supervisorCPU)
+        let daemon = try DaemonUnderTest(binary: voipd, directory: directory)
+        var fleet: AppFleet?
+        defer {
+            // voipd resumes its apps as it stops; whatever is left is killed.
+            daemon.stop()
+            fleet?.killAll()
+        }
+        do {
+            fleet = try AppFleet(daemon: daemon, directory: directory)
+            return try measureSuspended(result, fleet: fleet!, daemon: daemon, idleSeconds: idleSeconds, options: options, floor: floor)
+        } catch {
+            throw BenchError("apps=\(apps) cpu=\(placement.rawValue): \(error)\nvoipd's log ends:\n\(daemon.log(tail: 20))")
+        }
+    }
+
+    /// The apps started and suspended, the alternating runs, and the idle window.
+    private static func measureSuspended(_ configuration: WakeResult, fleet: AppFleet, daemon: DaemonUnderTest, idleSeconds: Int,
+                                options: WakeOptions, floor: WakeFloor?) throws -> (WakeResult, IdleResult?) {
+        var result = configuration
+        let (apps, placement, wakes) = (result.apps, result.placement, result.wakes)
+        try pinCurrentThread(to: placement.peerCPU)
+        let started = MonotonicInstant.now
+        try fleet.start(count: apps, appCPU: placement == .split ? placement.peerCPU : nil)
+        result.setupSeconds = Double(MonotonicInstant.now.nanoseconds(since: started)) / 1e9
+        (result.appRSSBytes, result.appsPSSBytes) = fleet.memory()
+        progress("apps=\(apps) cpu=\(placement.rawValue): \(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
+                 + "one app's RSS \(fixed(Double(result.appRSSBytes) / 1_048_576, 1)) MB, "
+                 + "all apps' PSS \(fixed(Double(result.appsPSSBytes) / 1_048_576, 1)) MB; load average \(loadAverage())")
+        if let floor, wakes > 0 {
+            for _ in 0..<options.runs {
+                let figures = try floor.run(children: apps, wakes: wakes, placement: placement, seed: options.seed)
+                result.floor.append((figures["wake_total_p50"]!, figures["wake_total_p99"]!))
+                let ours = Percentiles(nanoseconds: try WakeLoop(fleet: fleet, wakes: wakes, seed: options.seed).run())
+                result.ours.append((ours.p50, ours.p99))
+            }
+        }
+        guard idleSeconds > 0 else { return (result, nil) }
+        try daemon.waitForStatusUpdate(milliseconds: 3000)
+        let before = try daemon.contextSwitches()
+        // The one deliberate sleep: the idle window itself.
+        sleep(UInt32(idleSeconds))
+        let after = try daemon.contextSwitches()
+        let idle = IdleResult(apps: apps, seconds: idleSeconds, voluntary: after.voluntary - before.voluntary,
+                              involuntary: after.involuntary - before.involuntary)
+        return (result, idle)
+    }
+
+    private static func emit(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
+    /// The first three fields of /proc/loadavg.
+    private static func loadAverage() -> String {
+        (ProcFS.read("/proc/loadavg") ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
+    }
+}
