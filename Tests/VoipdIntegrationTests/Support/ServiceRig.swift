@@ -95,6 +95,16 @@ final class ServiceRig {
     }
 
     func stop() {
+        // Every app a running voipd knows of, by pid: also those relaunched without ever
+        // reaching the test (a failing test must not leave them stopped).
+        if let control = try? VoipdControl(socketPath: socketPath) {
+            for app in (try? control.status()) ?? [] {
+                if let pid = app.pid, pid != getpid() {
+                    kill(pid, SIGCONT)
+                    kill(pid, SIGKILL)
+                }
+            }
+        }
         for app in apps { app.stopProcesses() }
         for daemon in daemons { daemon.stop() }
         // VOIPD_TEST_KEEP=1 keeps the directory (and the log) for a post-mortem.
