@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CVoipd.h"
 #include <poll.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -51,6 +52,15 @@ int voipd_fcntl_getfd(int fd) { return fcntl(fd, F_GETFD); }
 int voipd_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 int voipd_prctl_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 int voipd_prctl_set_pdeathsig(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
+
+int voipd_sigchld_report_stops(int enabled)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_DFL;
+    action.sa_flags = enabled ? 0 : SA_NOCLDSTOP;
+    return sigaction(SIGCHLD, &action, NULL);
+}
 
 int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials)
 {

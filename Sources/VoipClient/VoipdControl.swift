@@ -61,8 +61,8 @@ public final class VoipdControl {
     }
 
     /// The recent transitions; with `follow`, later ones arrive through ``nextTransition(timeoutMilliseconds:)``.
-    public func events(_ name: String? = nil, follow: Bool = false) throws -> [TransitionRecord] {
-        try connection.request(.events, { EventsRequest(id: $0, name: name, follow: follow) }, expecting: EventsResult.self).0.transitions
+    public func events(_ name: String? = nil, follow: Bool = false, to states: [AppState]? = nil) throws -> [TransitionRecord] {
+        try connection.request(.events, { EventsRequest(id: $0, name: name, follow: follow, to: states) }, expecting: EventsResult.self).0.transitions
     }
 
     /// The next transition of the followed stream, within the timeout (negative: forever).

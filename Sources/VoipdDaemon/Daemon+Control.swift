@@ -104,15 +104,25 @@ extension Daemon {
 
     func eventsRequest(_ request: EventsRequest, from client: ClientConnection) throws {
         if let name = request.name { _ = try authorizedApp(name, for: client) }
+        let states = request.to.map(Set.init)
         let visible = events.records.filter { record in
-            (request.name == nil || record.app == request.name)
+            (request.name == nil || record.app == request.name) && (states?.contains(record.to) ?? true)
                 && (client.credentials.uid == 0 || apps[record.app].map { $0.uid == client.credentials.uid } ?? false)
         }
         if request.follow ?? false {
             client.following = request.name ?? ""
+            client.followingStates = states
             followers.insert(client.id)
         }
         replyList(request.id, EventsResult(transitions: visible), to: client)
+    }
+
+    /// Sends the transitions of the turn just done to the followers of the event stream.
+    func flushBroadcasts() {
+        guard !pendingBroadcasts.isEmpty else { return }
+        let records = pendingBroadcasts
+        pendingBroadcasts.removeAll(keepingCapacity: true)
+        for record in records { broadcast(record) }
     }
 
     /// Sends a transition to every client following the event stream.
@@ -124,7 +134,8 @@ extension Daemon {
                 followers.remove(id)
                 continue
             }
-            guard let filter = client.following, filter.isEmpty || filter == record.app else { continue }
+            guard let filter = client.following, filter.isEmpty || filter == record.app,
+                  client.followingStates?.contains(record.to) ?? true else { continue }
             guard client.credentials.uid == 0 || apps[record.app]?.uid == client.credentials.uid else { continue }
             send(.transition, record, to: client)
         }

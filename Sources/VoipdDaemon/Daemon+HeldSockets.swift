@@ -60,6 +60,11 @@ extension Daemon {
         guard let readiness = held.pendingReadiness() else { return }
         held.markReported(readiness)
         app.wakeSeenAt = now
+        // The wake path: the lifecycle says it will resume the app, so SIGCONT goes first and
+        // the app runs while voipd does the bookkeeping (its `.resume` then changes nothing).
+        if app.lifecycle.resumesOnSocketReady, let process = app.process, (try? suspender.resume(process)) != nil {
+            process.resumedEarly = true
+        }
         feed(app, .socketReady(readiness))
     }
 

@@ -202,11 +202,12 @@ extension Daemon {
 
     /// SIGCHLD: collect stop reports of voipd's children, and confirm the stops the
     /// lifecycle is waiting for (checked in /proc: a report can be older than a SIGCONT).
+    /// SIGCHLD: one of voipd's children stopped, continued or ended. Only the stops voipd
+    /// waits for matter (ends come through the pidfds); signals coalesce, so every awaited
+    /// stop is checked, by its pidfd, instead of sweeping all the children (O(apps)).
     func childStateChanged() {
-        for (pid, status) in drainChildStopReports() {
-            guard case .stopped = status else { continue }
-            guard let name = appsByPID[pid], let app = apps[name] else { continue }
-            checkStop(app)
+        for name in awaitingStop {
+            if let app = apps[name] { checkStop(app) }
         }
     }
 

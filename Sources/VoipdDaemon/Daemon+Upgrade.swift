@@ -22,6 +22,7 @@ extension Daemon {
     /// was, and says why.
     func performUpgrade(requestedBy requester: (client: UInt64, request: UInt64)?) {
         drainDeferredInputs()
+        flushBroadcasts()
         for client in clients.values { flush(client) }
         let snapshot = makeSnapshot(requester: requester)
         let failure: String
@@ -69,7 +70,7 @@ extension Daemon {
             clients: clients.values.map { client in
                 DaemonSnapshot.Client(id: client.id, descriptor: client.descriptor.rawValue, pid: client.credentials.pid,
                                       uid: client.credentials.uid, gid: client.credentials.gid, appName: client.appName,
-                                      following: client.following,
+                                      following: client.following, followingStates: client.followingStates.map(Array.init),
                                       outbound: client.outbound.map { queued in
                                           DaemonSnapshot.Queued(packet: queued.packet, descriptors: (0..<queued.descriptors.count).compactMap { queued.descriptors.peek($0) })
                                       })
@@ -109,6 +110,7 @@ extension Daemon {
                                           credentials: PeerCredentials(pid: saved.pid, uid: saved.uid, gid: saved.gid))
             client.appName = saved.appName
             client.following = saved.following
+            client.followingStates = saved.followingStates.map(Set.init)
             for queued in saved.outbound {
                 for fd in queued.descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 client.outbound.append((queued.packet, DescriptorBag(adopting: queued.descriptors)))
@@ -161,7 +163,10 @@ extension Daemon {
         for app in apps.values {
             // Sockets armed before the exec: anything that came meanwhile wakes the app now.
             if registry.sockets(of: app.name).contains(where: \.armed) { arm(app) }
-            if app.lifecycle.phase == .suspending { checkStop(app) }
+            if app.lifecycle.phase == .suspending {
+                awaitingStop.insert(app.name)
+                checkStop(app)
+            }
         }
         if let requester = snapshot.requester, let client = clients[requester.client] {
             reply(requester.request, UpgradeResult(pid: getpid(), apps: apps.count, heldSockets: registry.count), to: client)

@@ -1,3 +1,4 @@
+import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
@@ -55,8 +56,20 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
-    /// Apps by the pid of their process, for SIGCHLD reports.
+    /// Apps by the pid of their process.
     var appsByPID: [pid_t: String] = [:]
+    /// Apps sent a stop that the kernel has not confirmed yet. While there are none, the
+    /// kernel is told not to report children's stops and continues (SA_NOCLDSTOP): a woken
+    /// child would otherwise signal voipd as it first runs, and voipd, woken, could take the
+    /// CPU from it before it reads its socket.
+    var awaitingStop: Set<String> = [] {
+        didSet {
+            if awaitingStop.isEmpty != oldValue.isEmpty { _ = voipd_sigchld_report_stops(awaitingStop.isEmpty ? 0 : 1) }
+        }
+    }
+    /// Transitions to send to event-stream followers once the current turn is done: a
+    /// follower woken in the middle of a wake would run before the woken app.
+    var pendingBroadcasts: [TransitionRecord] = []
     let startedAt = MonotonicInstant.now
 
     /// How voipd was started, to start it the same way on an in-place upgrade.
@@ -81,6 +94,7 @@ public final class Daemon {
         // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
         Glibc.signal(SIGPIPE, SIG_IGN)
         signals = try SignalFd(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR2])
+        _ = voipd_sigchld_report_stops(0)
         loop = try EventLoop()
         timer = try TimerFd()
         let directory = parentDirectory(of: configuration.socketPath)
@@ -130,6 +144,7 @@ public final class Daemon {
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
             }
+            flushBroadcasts()
             if let request = pendingUpgrade {
                 pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
@@ -278,19 +293,24 @@ public final class Daemon {
 
     private func resume(_ app: AppRecord) {
         guard let process = app.process else { return }
+        guard !process.resumedEarly else { return process.resumedEarly = false }
         do {
             try suspender.resume(process)
         } catch {
             log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
         }
+        awaitingStop.remove(app.name)
         timers.cancel(.stopCheck(app.name))
     }
 
     private func suspend(_ app: AppRecord) {
         guard let process = app.process else { return }
+        // Reports on before the signal: a stop that comes at once must be reported.
+        awaitingStop.insert(app.name)
         do {
             try suspender.suspend(process)
         } catch {
+            awaitingStop.remove(app.name)
             return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
         }
         if !process.isChild {
@@ -312,6 +332,7 @@ public final class Daemon {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
             timers.cancel(.stopCheck(app.name))
+            awaitingStop.remove(app.name)
             feedLater(app, .stopConfirmed)
         } else if !process.isChild {
             timers.set(.stopCheck(app.name), deadline: now + process.stopCheckDelay)
@@ -338,7 +359,7 @@ public final class Daemon {
         metrics.transitions += 1
         let routine = (from == .background && to == .suspended) || (from == .suspended && to == .background)
         log.log(routine ? .debug : .info, "\(app.name): \(from.rawValue) → \(to.rawValue) (\(reason))")
-        broadcast(record)
+        if !followers.isEmpty { pendingBroadcasts.append(record) }
         if to == .terminated { finishLaunchWaiters(app) }
     }
 }

@@ -16,6 +16,7 @@ struct DaemonSnapshot: Codable {
         var gid: UInt32
         var appName: String?
         var following: String?
+        var followingStates: [AppState]?
         /// Frames the kernel had not taken yet, with their descriptors.
         var outbound: [Queued]
     }

@@ -64,6 +64,8 @@ final class HeldSocket {
 final class HeldSocketRegistry {
     private var byID: [UInt64: HeldSocket] = [:]
     private var byApp: [String: [String: UInt64]] = [:]
+    /// Each app's sockets by name, kept sorted: asked for on every arm and disarm.
+    private var lists: [String: [HeldSocket]] = [:]
     private var nextID: UInt64 = 1
 
     var count: Int { byID.count }
@@ -79,6 +81,7 @@ final class HeldSocketRegistry {
     func insert(_ socket: HeldSocket) {
         byID[socket.id] = socket
         byApp[socket.app, default: [:]][socket.name] = socket.id
+        lists[socket.app] = nil
     }
 
     @discardableResult
@@ -86,6 +89,7 @@ final class HeldSocketRegistry {
         guard let id = byApp[app]?[name], let socket = byID.removeValue(forKey: id) else { return nil }
         byApp[app]?[name] = nil
         if byApp[app]?.isEmpty == true { byApp[app] = nil }
+        lists[app] = nil
         return socket
     }
 
@@ -95,7 +99,10 @@ final class HeldSocketRegistry {
 
     /// An app's sockets, by name.
     func sockets(of app: String) -> [HeldSocket] {
-        (byApp[app] ?? [:]).values.compactMap { byID[$0] }.sorted { $0.name < $1.name }
+        if let list = lists[app] { return list }
+        let list = (byApp[app] ?? [:]).values.compactMap { byID[$0] }.sorted { $0.name < $1.name }
+        lists[app] = list
+        return list
     }
 
     func count(of app: String) -> Int { byApp[app]?.count ?? 0 }

@@ -12,6 +12,8 @@ final class AppProcess {
     var token: UInt64 = 0
     /// Delay before the next look at /proc for a stop that no SIGCHLD will confirm.
     var stopCheckDelay: Duration = .milliseconds(1)
+    /// Continued already on the wake path, before the lifecycle's `.resume` came.
+    var resumedEarly = false
 
     init(pidfd: consuming PidFd, isChild: Bool) {
         self.pidfd = pidfd
@@ -105,6 +107,8 @@ final class ClientConnection {
     var appName: String?
     /// `events --follow`: the app to follow, or "" for all.
     var following: String?
+    /// With `following`: only transitions to these states (nil: all).
+    var followingStates: Set<AppState>?
     /// Packets the kernel could not take yet, with the descriptors that go with them.
     var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
     var closing = false

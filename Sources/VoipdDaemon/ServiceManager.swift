@@ -45,11 +45,15 @@ struct ActivatedDescriptors {
 
 /// The sd_notify protocol: readiness, status, the watchdog and the file descriptor store.
 /// Works with systemd, or anything listening on `$NOTIFY_SOCKET`.
-struct ServiceNotifier {
+final class ServiceNotifier {
     let path: String?
     let log: Logger
     /// Half the watchdog timeout the service manager expects pings within (nil: none).
     let watchdogInterval: Duration?
+    /// One datagram socket, connected once, for every message.
+    private var connection: DescriptorBox?
+    /// A failure is logged once, until a message goes through again.
+    private var failing = false
 
     init(environment: [String: String], log: Logger) {
         path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
@@ -64,13 +68,20 @@ struct ServiceNotifier {
 
     var isEnabled: Bool { path != nil }
 
-    /// Sends `KEY=VALUE` lines, with descriptors for FDSTORE=1.
+    /// Sends `KEY=VALUE` lines, with descriptors for FDSTORE=1. Never blocks: a service
+    /// manager that does not read must not stop voipd.
     func notify(_ fields: [String], descriptors: [CInt] = []) {
         guard let path else { return }
         do {
-            try sendDatagram(to: path, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors)
+            let socket = try connection ?? DescriptorBox(connectDatagram(to: path))
+            connection = socket
+            try Socket.send(socket.rawValue, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors)
+            failing = false
         } catch {
-            log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error)")
+            // A full queue loses this message only; anything else means a new connection next time.
+            if (error as? Errno)?.rawValue != EAGAIN { connection = nil }
+            if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error) (further failures not logged)") }
+            failing = true
         }
     }
 

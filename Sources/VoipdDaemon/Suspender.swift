@@ -23,5 +23,7 @@ struct SignalSuspender: Suspender {
 
     func resume(_ process: AppProcess) throws { try process.send(SIGCONT) }
 
-    func isStopped(_ process: AppProcess) -> Bool { ProcFS.state(of: process.pid) == "T" }
+    func isStopped(_ process: AppProcess) -> Bool {
+        process.isChild ? process.pidfd.isStoppedChild() : ProcFS.state(of: process.pid) == "T"
+    }
 }

@@ -72,6 +72,11 @@ public struct AppLifecycle: Sendable, Codable {
     /// The public state.
     public var state: AppState { phase.state }
 
+    /// Whether `.socketReady` would resume the app now: a question about the next input
+    /// that changes nothing, so that the daemon can send the resume first on the wake path
+    /// (the `.resume` in the answer to the input then finds the process already running).
+    public var resumesOnSocketReady: Bool { phase.isStopped && pendingTermination == nil }
+
     /// Feeds one input; returns the actions to perform, in order.
     public mutating func handle(_ input: LifecycleInput, now: Duration) -> [LifecycleAction] {
         self.now = now

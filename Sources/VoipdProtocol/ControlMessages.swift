@@ -118,10 +118,13 @@ public struct EventsRequest: Codable, Sendable {
     public var id: UInt64
     public var name: String?
     public var follow: Bool?
-    public init(id: UInt64, name: String? = nil, follow: Bool? = nil) {
+    /// Only transitions to these states (absent: all).
+    public var to: [AppState]?
+    public init(id: UInt64, name: String? = nil, follow: Bool? = nil, to: [AppState]? = nil) {
         self.id = id
         self.name = name
         self.follow = follow
+        self.to = to
     }
 }
 

@@ -14,6 +14,16 @@ public final class WireCodec {
 
     /// A whole packet: header and JSON body.
     public func packet(_ type: MessageType, _ body: some Encodable, descriptorCount: Int = 0) throws -> [UInt8] {
+        if let direct = body as? any DirectJSONEncodable {
+            var packet = Frame.encode(type: type, body: [], descriptorCount: descriptorCount)
+            direct.appendJSON(to: &packet)
+            let length = UInt32(packet.count - Frame.headerSize)
+            guard packet.count <= Frame.maximumSize else {
+                throw ProtocolError(.frameTooLarge, "a \(type) body of \(length) bytes does not fit in one frame")
+            }
+            packet.replaceSubrange(0..<4, with: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
+            return packet
+        }
         let json = try encoder.encode(body)
         guard Frame.headerSize + json.count <= Frame.maximumSize else {
             throw ProtocolError(.frameTooLarge, "a \(type) body of \(json.count) bytes does not fit in one frame")

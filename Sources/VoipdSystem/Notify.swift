@@ -1,11 +1,10 @@
 import CVoipd
 import Glibc
 
-/// Sends a datagram (`sendmsg` on a fresh `AF_UNIX` `SOCK_DGRAM` socket) to a socket path,
-/// with descriptors attached: the sd_notify protocol. A path starting with "@" is in the
-/// abstract namespace.
-public func sendDatagram(to path: String, bytes: [UInt8], descriptors: [CInt] = []) throws {
-    let fd = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
+/// A non-blocking datagram socket connected to a socket path (the sd_notify protocol's
+/// transport). A path starting with "@" is in the abstract namespace.
+public func connectDatagram(to path: String) throws -> FileDescriptor {
+    let fd = try Socket.make(domain: AF_UNIX, type: Socket.datagramType, nonBlocking: true)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     var pathBytes = Array(path.utf8)
@@ -14,6 +13,12 @@ public func sendDatagram(to path: String, bytes: [UInt8], descriptors: [CInt] = 
     withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
     let length = socklen_t(MemoryLayout<sa_family_t>.size + pathBytes.count + (pathBytes.first == 0 ? 0 : 1))
     try fd.connect(address: &address, length: length)
+    return fd
+}
+
+/// Sends one datagram to a socket path, with descriptors attached.
+public func sendDatagram(to path: String, bytes: [UInt8], descriptors: [CInt] = []) throws {
+    let fd = try connectDatagram(to: path)
     try Socket.send(fd.rawValue, bytes: bytes, descriptors: descriptors)
 }
 

@@ -98,27 +98,20 @@ public struct PidFd: ~Copyable {
         return ProcessStatus(info)
     }
 
+    /// Whether the child is stopped now (`waitid(P_PIDFD, WSTOPPED | WNOHANG)`): the kernel
+    /// reports only a child stopped at this moment, so no stale report can mislead.
+    public func isStoppedChild() -> Bool {
+        var info = siginfo_t()
+        while voipd_waitid_pidfd(descriptor.rawValue, &info, WSTOPPED | WNOHANG) < 0 {
+            if errno != EINTR { return false }
+        }
+        return voipd_siginfo_pid(&info) != 0
+    }
+
     /// Blocks until the child exits and reaps it.
     public func waitForExit() throws -> ProcessStatus {
         var info = siginfo_t()
         _ = try retryingOnInterrupt("waitid(P_PIDFD)") { voipd_waitid_pidfd(descriptor.rawValue, &info, WEXITED) }
         return ProcessStatus(info) ?? .exited(0)
-    }
-}
-
-/// Collects pending stop and continue reports of any child, without reaping
-/// (`waitid(P_ALL, WSTOPPED | WCONTINUED | WNOHANG)`), until none is left.
-public func drainChildStopReports() -> [(pid: pid_t, status: ProcessStatus)] {
-    var reports: [(pid_t, ProcessStatus)] = []
-    while true {
-        var info = siginfo_t()
-        let rc = voipd_waitid_all(&info, WSTOPPED | WCONTINUED | WNOHANG)
-        if rc < 0 {
-            if errno == EINTR { continue }
-            return reports
-        }
-        let pid = voipd_siginfo_pid(&info)
-        guard pid != 0, let status = ProcessStatus(info) else { return reports }
-        reports.append((pid, status))
     }
 }

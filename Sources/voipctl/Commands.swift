@@ -119,10 +119,17 @@ struct Commands {
 
     private func eventsCommand() throws -> ExitStatus {
         let follow = arguments.flag("--follow", "-f")
+        var states: [AppState] = []
+        for text in try arguments.repeatedOption("--to", verb: verb) {
+            guard let state = AppState(rawValue: text) else {
+                throw UsageFailure(message: "--to needs a state (\(AppState.allCases.map(\.rawValue).joined(separator: ", "))), not \(text)", verb: verb)
+            }
+            states.append(state)
+        }
         let name = try nameArgument(required: false)
         let control = try control()
         let print: (TransitionRecord) -> Void = { record in write(json ? Output.json(record) : Output.transition(record)) }
-        for record in try control.events(name, follow: follow) { print(record) }
+        for record in try control.events(name, follow: follow, to: states.isEmpty ? nil : states) { print(record) }
         guard follow else { return .ok }
         while let record = try control.nextTransition(timeoutMilliseconds: -1) { print(record) }
         return .ok

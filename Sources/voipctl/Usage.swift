@@ -20,7 +20,7 @@ enum Usage {
     System:
       lock | unlock                       lock the screen (reclaims suspended apps' sockets)
       memory-pressure [--critical] [--count N]
-      events [--follow] [NAME]            state transitions, one per line
+      events [--follow] [--to STATE] [NAME] state transitions, one per line
       stats                               counters, Prometheus text format
       upgrade                             re-execute voipd in place, keeping every app and socket
 
@@ -63,7 +63,7 @@ enum Usage {
               suspended ones first, largest resident memory first, then background ones;
               foreground apps only with --critical.
             """
-        case "events": return "usage: voipctl events [--follow] [--json] [NAME]\n\n  One line per transition: time, app, from, to, reason."
+        case "events": return "usage: voipctl events [--follow] [--to STATE]... [--json] [NAME]\n\n  One line per transition: time, app, from, to, reason; --to keeps only transitions to\n  those states (notRunning, active, inactive, background, suspended, terminated)."
         case "stats": return "usage: voipctl stats [--json]\n\n  Counters in the Prometheus text exposition format (for node_exporter's textfile\n  collector); --json wraps the text as {\"prometheus\": …}."
         case "upgrade":
             return """

@@ -31,8 +31,9 @@ final class AppFleet {
 
     init(daemon: DaemonUnderTest, directory: String) throws {
         control = try VoipdControl(socketPath: daemon.socketPath)
-        // Followed from the start, so no transition is missed.
-        _ = try control.events(follow: true)
+        // Followed from the start, so no transition is missed; only those it waits for, so
+        // that no wake's own transition (to background) wakes the bench in the middle of it.
+        _ = try control.events(follow: true, to: [.suspended, .terminated])
         listenerPath = directory + "/peer.sock"
         listener = try Socket.listenUnix(path: listenerPath, type: Socket.streamType, backlog: 4096)
         let pipe = try makePipe()

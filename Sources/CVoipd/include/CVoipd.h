@@ -61,6 +61,7 @@ int voipd_fcntl_getfd(int fd);
 int voipd_open(const char *path, int flags, mode_t mode);
 int voipd_prctl_set_child_subreaper(void);
 int voipd_prctl_set_pdeathsig(int signal);
+int voipd_sigchld_report_stops(int enabled);
 
 // Calls that are GNU-only or have no glibc wrapper on the oldest supported glibc.
 int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials);

@@ -18,6 +18,8 @@ final class DaemonHarness {
     private let follower: VoipdControl
     private var transitions: [TransitionRecord] = []
     let reports: ReportServer
+    /// The stand-in for the service manager's notify socket, open as long as the daemon runs.
+    private let notify: FileDescriptor
     private var apps: [TestAppHandle] = []
     private var peers: [TCPPeer] = []
 
@@ -25,7 +27,7 @@ final class DaemonHarness {
         directory = try makeTemporaryDirectory("voipd-test")
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
-        let notify = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
+        notify = try Socket.make(domain: AF_UNIX, type: Socket.datagramType, nonBlocking: true)
         try bindDatagram(notify, path: directory + "/notify.sock")
         let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         daemon = try TestProcess(
@@ -47,6 +49,14 @@ final class DaemonHarness {
         follower = try VoipdControl(socketPath: socketPath)
         transitions = try follower.events(follow: true)
         reports = try ReportServer(path: directory + "/report.sock")
+    }
+
+    /// Reads every notification voipd sent since READY=1 and closes the descriptors that
+    /// came with them (FDSTORE=1): a descriptor left in flight keeps its socket open.
+    func drainNotifications() {
+        while let message = try? Socket.receive(notify.rawValue, maxBytes: 4096, maxDescriptors: 16), !message.isEndOfStream {
+            message.descriptors.closeAll()
+        }
     }
 
     /// The daemon's log so far (for failure messages).
@@ -113,6 +123,7 @@ final class DaemonHarness {
             }
         }
         for app in apps { app.stopProcesses() }
+        drainNotifications()
         try? daemon.pidfd.send(SIGTERM)
         if (try? daemon.waitForExit(.seconds(10))) == nil { daemon.stop() }
         // VOIPD_TEST_KEEP=1 keeps the directory (and the daemon's log) for a post-mortem.
