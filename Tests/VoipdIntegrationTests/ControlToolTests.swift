@@ -99,6 +99,19 @@ struct ControlToolTests {
         #expect(record?["time"] is Double)
     }
 
+    @Test("events --to keeps only transitions to the states asked for")
+    func eventsFilteredByState() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        _ = try Self.voipctl(harness, "launch", "--name", "sleeper", "--no-protocol", "--", "/bin/sleep", "300")
+        _ = try Self.voipctl(harness, "background", "sleeper")
+        try harness.waitForState("sleeper", .suspended)
+        let lines = try Self.voipctl(harness, "events", "--to", "suspended", "--to", "active").output.split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.allSatisfy { $0.contains("→ suspended") || $0.contains("→ active") })
+        #expect(try Self.voipctl(harness, "events", "--to", "asleep").status == 2)
+    }
+
     @Test("a list longer than one frame arrives whole, in several replies")
     func longLists() throws {
         let harness = try DaemonHarness()
