@@ -80,10 +80,12 @@ final class DemoRun {
         directory = String(cString: path)
     }
 
-    /// The softphone (killed by pid: voipd would only resume it), the caller, voipd (which
-    /// then has nothing left stopped), the registrar.
+    /// The softphone (voipd would only resume it: a force quit through voipd, recorded as
+    /// such, then by pid in case voipd cannot), the caller, voipd (which then has nothing
+    /// left stopped), the registrar.
     private func stopEverything() {
         let killedAt = WallClock.now
+        _ = try? voipd?.control.command(.kill, Self.appName)
         softphone?.kill()
         // A softphone voipd relaunched has another pid: ask voipd for every app it runs.
         for app in (try? voipd?.control.status()) ?? [] {
