@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
-        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem"]),
+        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "SIP", "softphone"]),
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),

@@ -5,22 +5,7 @@ import VoipdSystem
 /// same settings, side by side; then an idle voipd's context switches.
 enum WakeBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        let options: WakeOptions
-        do {
-            options = try WakeOptions.parse(arguments)
-        } catch {
-            let message = "\(error)"
-            if !message.isEmpty { writeError("voipd-bench wake: \(message)\n") }
-            if message.isEmpty { print(WakeOptions.usage) } else { writeError(WakeOptions.usage + "\n") }
-            return message.isEmpty ? 0 : 2
-        }
-        do {
-            try run(options)
-            return 0
-        } catch {
-            progress("failed: \(error)")
-            return 1
-        }
+        runSubcommand("wake", usage: WakeOptions.usage, arguments: arguments, parse: WakeOptions.parse, run: run)
     }
 
     private static func run(_ options: WakeOptions) throws {
@@ -109,7 +94,7 @@ enum WakeBenchmark {
     }
 
     /// The first three fields of /proc/loadavg.
-    private static func loadAverage() -> String {
+    static func loadAverage() -> String {
         (ProcFS.read("/proc/loadavg") ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
     }
 }

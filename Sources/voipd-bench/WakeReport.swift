@@ -70,7 +70,7 @@ func fixed(_ value: Double, _ places: Int = 3) -> String {
 }
 
 /// Fields in the order given; values already in JSON.
-private func jsonObject(_ fields: [(String, String)]) -> String {
+func jsonObject(_ fields: [(String, String)]) -> String {
     "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
 }
 

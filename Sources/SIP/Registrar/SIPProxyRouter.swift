@@ -55,6 +55,10 @@ struct SIPProxyRouter {
     var bindings: [String: Binding] = [:]
     var transactions: [TransactionKey: Transaction] = [:]
     var dialogs: [String: Dialog] = [:]
+    /// When the oldest transaction expires. The table is swept then, not on every message:
+    /// INVITE transactions stay for their whole lifetime, and a sweep per message cost time
+    /// in proportion to every INVITE of the last five minutes.
+    var nextSweep: ContinuousClock.Instant?
 
     init(host: String, port: UInt16) {
         self.host = host
@@ -63,7 +67,7 @@ struct SIPProxyRouter {
 
     /// Handles a message that arrived on `connection`.
     mutating func handle(_ message: SIPMessage, from connection: ConnectionID, at now: ContinuousClock.Instant) -> [Output] {
-        transactions = transactions.filter { now - $0.value.createdAt < Self.transactionLifetime }
+        sweepExpiredTransactions(at: now)
         guard let method = message.method else { return relayResponse(message) }
         if method != .ack, method != .register, message.maxForwards == 0 {
             return [.send(.response(to: message, statusCode: 483, toTag: SIPIdentifiers.tag()), to: connection)]
@@ -102,6 +106,13 @@ struct SIPProxyRouter {
         return outputs
     }
 
+    /// Forgets the transactions older than their lifetime, once the oldest is.
+    private mutating func sweepExpiredTransactions(at now: ContinuousClock.Instant) {
+        guard let nextSweep, now >= nextSweep else { return }
+        transactions = transactions.filter { now - $0.value.createdAt < Self.transactionLifetime }
+        self.nextSweep = transactions.values.lazy.map(\.createdAt).min().map { $0 + Self.transactionLifetime }
+    }
+
     /// The Via this proxy puts on a request it forwards.
     func via(branch: String) -> String { "SIP/2.0/TCP \(host):\(port);branch=\(branch)" }
 
@@ -121,6 +132,7 @@ struct SIPProxyRouter {
             transactions[TransactionKey(branch: branch, method: method)] = Transaction(
                 source: source, target: target, callID: callID, incomingBranch: request.topVia?.branch,
                 forwarded: forwarded, createdAt: now)
+            if nextSweep == nil { nextSweep = now + Self.transactionLifetime }
         }
         return .send(forwarded, to: target)
     }

@@ -1,0 +1,37 @@
+import SIP
+
+/// The SIP server a measurement runs through: the embedded `SIPRegistrar` (on a thread
+/// of the bench, started from the calling thread, whose CPU mask its thread inherits) or
+/// Kamailio (a child process).
+final class RegistrarUnderTest {
+    let host = "127.0.0.1"
+    let port: UInt16
+    private let embedded: SIPRegistrar?
+    private let kamailio: KamailioUnderTest?
+
+    init(_ kind: SIPOptions.Registrar, kamailioBinary: String) throws {
+        switch kind {
+        case .embedded:
+            // No observer: nothing but the routing itself on its thread.
+            let registrar = try SIPRegistrar(host: host)
+            try registrar.start()
+            (embedded, kamailio, port) = (registrar, nil, registrar.port)
+        case .kamailio:
+            let server = try KamailioUnderTest(binary: kamailioBinary)
+            (embedded, kamailio, port) = (nil, server, server.port)
+        }
+    }
+
+    var address: String { "\(host):\(port)" }
+
+    /// Reads Kamailio's log so far (nothing for the embedded registrar).
+    func drain() throws { try kamailio?.drain() }
+
+    /// The end of Kamailio's log, for a failure message.
+    var logTail: String? { kamailio?.logTail }
+
+    func stop() {
+        embedded?.stop()
+        kamailio?.stop()
+    }
+}

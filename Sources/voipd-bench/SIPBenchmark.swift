@@ -1,0 +1,57 @@
+import Glibc
+import SIP
+import VoipClient
+import VoipdSystem
+
+/// `voipd-bench sip`: INVITE → 180 Ringing at the caller with the softphone running and
+/// suspended under voipd, through each registrar, beside the wake floor of the same run.
+enum SIPBenchmark {
+    static func main(_ arguments: [String]) -> Int32 {
+        runSubcommand("sip", usage: SIPOptions.usage, arguments: arguments, parse: SIPOptions.parse, run: run)
+    }
+
+    private static func run(_ options: SIPOptions) throws {
+        let voipd = try options.voipd ?? BenchPaths.buildVoipd()
+        // Built with the bench: it is one of its dependencies.
+        let softphone = options.softphone ?? parentDirectory(BenchPaths.executable) + "/softphone"
+        guard access(softphone, X_OK) == 0 else { throw BenchError("no softphone at \(softphone): build it or pass --softphone PATH") }
+        let directory = try TemporaryDirectory()
+        let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
+        let setting = SIPSetting(options: options, voipd: voipd, softphone: softphone, floor: floor, directory: directory.path)
+        progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(WakeBenchmark.loadAverage())")
+        for placement in options.placements {
+            var registrars = options.registrars
+            if registrars.contains(.kamailio), access(options.kamailio, X_OK) != 0 {
+                let reason = "\(options.kamailio) is not installed (apt-get install kamailio, or pass --kamailio PATH)"
+                progress("kamailio skipped: \(reason)")
+                emit(SIPResult.skipped(.kamailio, placement: placement, reason: reason, json: options.json))
+                registrars.removeAll { $0 == .kamailio }
+            }
+            for result in try measure(registrars, placement: placement, setting: setting) {
+                emit(options.json ? result.json : result.line)
+            }
+        }
+        progress("done; load average \(WakeBenchmark.loadAverage())")
+    }
+
+    /// Run after run, each registrar in turn, so that drift falls on all of them alike.
+    private static func measure(_ registrars: [SIPOptions.Registrar], placement: CPUPlacement, setting: SIPSetting) throws -> [SIPResult] {
+        let options = setting.options
+        var results = registrars.map {
+            SIPResult(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
+        }
+        for run in 1...options.runs {
+            for index in results.indices {
+                let figures = try SIPMeasurement(registrar: results[index].registrar, placement: placement, setting: setting).run()
+                results[index].runs.append(figures)
+                progress("run \(run)/\(options.runs) \(results[index].label): \(figures.line)")
+            }
+        }
+        return results
+    }
+
+    private static func emit(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+}

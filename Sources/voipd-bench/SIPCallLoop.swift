@@ -1,0 +1,53 @@
+import SIP
+
+/// The calls of one measurement: running and suspended alternately, one call each, so that
+/// drift (the machine's load, caches, the registrar's tables) falls on both modes alike.
+/// Every call is preceded by an OPTIONS the softphone answers and by the move into its
+/// mode; the first `warmUp` calls of each mode are not kept.
+struct SIPCallLoop {
+    let connection: CallerConnection
+    let configuration: SIPCaller.Configuration
+    let softphone: SoftphoneUnderTest
+    let modes: SoftphoneModes
+    let registrar: RegistrarUnderTest
+
+    /// INVITE → 180 latencies in nanoseconds, per mode.
+    func run(calls: Int, warmUp: Int) throws -> (running: [UInt64], suspended: [UInt64]) {
+        var running: [UInt64] = []
+        var suspended: [UInt64] = []
+        for index in 0..<(warmUp + calls) {
+            let (foreground, stopped) = (try call(index, .running), try call(index, .suspended))
+            if index >= warmUp {
+                running.append(foreground)
+                suspended.append(stopped)
+            }
+        }
+        return (running, suspended)
+    }
+
+    private func call(_ index: Int, _ mode: SoftphoneModes.Mode) throws -> UInt64 {
+        do {
+            let probe = ReachabilityProbe(connection: connection, configuration: configuration)
+            // Before either call the softphone answers an OPTIONS while in the foreground:
+            // proof that it is idle in its loop, and the same recent SIP work in both modes.
+            switch mode {
+            case .running:
+                try modes.enter(.running)
+                try probe.run()
+            case .suspended:
+                try probe.run()
+                try modes.enter(.suspended)
+                let state = softphone.kernelState
+                guard state == "T" else { throw BenchError("the softphone is in kernel state \(state.map(String.init) ?? "gone"), not T") }
+            }
+            let latency = try TimedCall(connection: connection, configuration: configuration).run()
+            if mode == .suspended { try modes.waitForSuspensionAfterCall() }
+            try softphone.drain()
+            try registrar.drain()
+            return latency
+        } catch {
+            try? softphone.drain()
+            throw BenchError("call \(index + 1) (\(mode.rawValue)): \(error)\nthe softphone's log ends:\n\(softphone.logTail)")
+        }
+    }
+}

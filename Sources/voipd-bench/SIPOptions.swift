@@ -1,0 +1,115 @@
+/// The options of `voipd-bench sip`; the defaults are what the softphone issue asks for.
+struct SIPOptions {
+    /// Which SIP server carries the calls.
+    enum Registrar: String, CaseIterable {
+        /// `SIPRegistrar`, on a thread of the bench.
+        case embedded
+        /// Kamailio with Deploy/kamailio/kamailio.cfg, on a free loopback port.
+        case kamailio
+    }
+
+    var calls = 200
+    /// Runs per registrar and placement, each with a fresh voipd, registrar and softphone;
+    /// medians are reported.
+    var runs = 1
+    /// Untimed calls per mode first; nil: min(calls / 10, 20).
+    var warmUp: Int?
+    var registrars: [Registrar] = Registrar.allCases
+    var placements: [CPUPlacement] = [.scheduler]
+    var floorWakes = 10_000
+    var seed: UInt64 = 1
+    var json = false
+    var shared = BenchPaths.defaultShared
+    var voipd: String?
+    var softphone: String?
+    var kamailio = "/usr/sbin/kamailio"
+
+    var warmUpCalls: Int { warmUp ?? min(calls / 10, 20) }
+
+    static let usage = """
+    usage: voipd-bench sip [--calls N] [--runs N] [--warm-up N] [--registrar LIST] [--cpu LIST]
+                           [--floor-wakes N] [--seed S] [--json] [--shared PATH]
+                           [--voipd PATH] [--softphone PATH] [--kamailio PATH]
+
+    INVITE → 180 Ringing at the caller, with the callee (the softphone under voipd) running
+    in the foreground and suspended in the background, alternating call by call; p50 and
+    p99 of each mode, the suspension's cost (the difference of the p50s) and the target:
+    no more than twice the wake floor's p50 (SHARED/bench/wake_floor.c -n 1, same run,
+    same CPU placement).
+
+      --calls N          timed calls per mode (default 200)
+      --runs N           runs per registrar (fresh voipd, registrar and softphone each time,
+                         registrars in turn); the medians of the runs are reported (default 1)
+      --warm-up N        untimed calls per mode first (default min(calls/10, 20))
+      --registrar LIST   embedded, kamailio or both (default embedded,kamailio); Kamailio
+                         is skipped, with a message, when its binary is missing
+      --cpu LIST         CPU placements (default 0): 0 scheduler's choice, 1 everything
+                         on CPU 0 (bench, registrar, voipd, softphone, floor)
+      --floor-wakes N    the floor's -m (default 10000)
+      --seed S           the floor's -s (default 1)
+      --json             one JSON object per line, one per registrar and placement
+      --shared PATH      the directory holding bench/wake_floor.c (default ../shared)
+      --voipd PATH       the voipd binary (default: built next to this executable)
+      --softphone PATH   the softphone binary (default: next to this executable)
+      --kamailio PATH    the Kamailio binary (default /usr/sbin/kamailio)
+    """
+
+    static func parse(_ arguments: [String]) throws -> SIPOptions {
+        var options = SIPOptions()
+        var reader = OptionReader(arguments)
+        while let flag = reader.next() {
+            switch flag {
+            case "--calls": options.calls = try reader.integer(flag, in: 1...100_000)
+            case "--runs": options.runs = try reader.integer(flag, in: 1...100)
+            case "--warm-up": options.warmUp = try reader.integer(flag, in: 0...10_000)
+            case "--registrar": options.registrars = try reader.list(flag) { Registrar(rawValue: $0) }
+            case "--cpu":
+                options.placements = try reader.list(flag) { text in
+                    Int(text).flatMap(CPUPlacement.init(rawValue:)).flatMap { $0 == .split ? nil : $0 }
+                }
+            case "--floor-wakes": options.floorWakes = try reader.integer(flag, in: 1...1_000_000)
+            case "--seed": options.seed = UInt64(try reader.integer(flag, in: 0...Int.max))
+            case "--json": options.json = true
+            case "--shared": options.shared = try reader.value(flag)
+            case "--voipd": options.voipd = try reader.value(flag)
+            case "--softphone": options.softphone = try reader.value(flag)
+            case "--kamailio": options.kamailio = try reader.value(flag)
+            case "-h", "--help": throw WakeOptions.UsageError(description: "")
+            default: throw WakeOptions.UsageError(description: "unknown argument \(flag)")
+            }
+        }
+        return options
+    }
+}
+
+/// The command line, flag by flag, with typed values.
+struct OptionReader {
+    private var remaining: ArraySlice<String>
+
+    init(_ arguments: [String]) { remaining = arguments[...] }
+
+    mutating func next() -> String? { remaining.popFirst() }
+
+    mutating func value(_ flag: String) throws -> String {
+        guard let value = remaining.popFirst() else { throw WakeOptions.UsageError(description: "\(flag) needs a value") }
+        return value
+    }
+
+    mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws -> Int {
+        let text = try value(flag)
+        guard let number = Int(text), range.contains(number) else {
+            throw WakeOptions.UsageError(description: "\(flag) needs a number in \(range.lowerBound)…\(range.upperBound), not \(text)")
+        }
+        return number
+    }
+
+    /// Comma-separated items, each read by `item` (nil: not allowed).
+    mutating func list<Item>(_ flag: String, _ item: (String) -> Item?) throws -> [Item] {
+        let text = try value(flag)
+        let items = text.split(separator: ",").map { item(String($0)) }
+        guard !items.isEmpty, items.allSatisfy({ $0 != nil }) else {
+            throw WakeOptions.UsageError(description: "\(flag): \(text) is not allowed (see --help)")
+        }
+        return items.map { $0! }
+    }
+}

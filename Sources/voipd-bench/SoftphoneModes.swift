@@ -1,0 +1,73 @@
+import VoipClient
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// Moves the softphone between the two modes of the benchmark through voipd, and waits on
+/// voipd's event stream (followed for moves to `active`, `suspended` and `terminated`
+/// only) until it is there.
+final class SoftphoneModes {
+    enum Mode: String {
+        /// In the foreground: voipd never stops it.
+        case running
+        /// In the background, stopped by voipd (kernel state T) until data arrives.
+        case suspended
+    }
+
+    let control: VoipdControl
+    private(set) var mode = Mode.running
+    private static let timeoutMilliseconds: Int32 = 10_000
+
+    /// Follows the event stream from now on: open it before launching the softphone.
+    init(socketPath: String) throws {
+        control = try VoipdControl(socketPath: socketPath)
+        // Not by name: voipd knows no app of that name before the launch.
+        _ = try control.events(follow: true, to: [.active, .suspended, .terminated])
+    }
+
+    /// Once the softphone has registered: it must be active (launched in the foreground).
+    /// Its launch's own transitions are dropped, so that only later ones are waited for.
+    func confirmRunning() throws {
+        let state = try control.app(SoftphoneUnderTest.name).state
+        guard state == .active else { throw BenchError("the softphone is \(state.rawValue), not active, after its launch") }
+        // The status reply came after every transition before it, on this same connection.
+        while try control.nextTransition(timeoutMilliseconds: 0) != nil {}
+        mode = .running
+    }
+
+    /// Into `target`, if it is not there yet.
+    func enter(_ target: Mode) throws {
+        guard target != mode else { return }
+        switch target {
+        case .running:
+            // SIGCONT, willEnterForeground, didBecomeActive.
+            try control.command(.foreground, SoftphoneUnderTest.name)
+            try waitFor(.active, "foregrounded")
+        case .suspended:
+            // willResignActive, didEnterBackground, then SIGSTOP once no background task is left.
+            try control.command(.background, SoftphoneUnderTest.name)
+            try waitFor(.suspended, "backgrounded")
+        }
+        mode = target
+    }
+
+    /// After a call to the suspended softphone: voipd resumed it for the INVITE; its call's
+    /// background task ended with the call, and voipd stops it again.
+    func waitForSuspensionAfterCall() throws {
+        try waitFor(.suspended, "after the call")
+    }
+
+    private func waitFor(_ state: AppState, _ when: String) throws {
+        let deadline = MonotonicInstant.now.nanoseconds + UInt64(Self.timeoutMilliseconds) * 1_000_000
+        while true {
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < deadline,
+                  let record = try control.nextTransition(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else {
+                throw BenchError("the softphone was not \(state.rawValue) within \(Self.timeoutMilliseconds) ms \(when)")
+            }
+            guard record.app == SoftphoneUnderTest.name else { continue }
+            if record.to == .terminated { throw BenchError("the softphone terminated \(when): \(record.reason)") }
+            if record.to == state { return }
+        }
+    }
+}
