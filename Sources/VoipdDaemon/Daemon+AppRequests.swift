@@ -197,7 +197,7 @@ extension Daemon {
 
     func endBackgroundTask(_ request: EndBackgroundTaskRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
-        try replyAfter(feed(app, .endBackgroundTask(id: request.task)), request.id, to: client)
+        try replyAfter(feed(app, .endBackgroundTask(id: request.task)), request.id, to: client, result: EmptyResult())
     }
 
     func setKeepAlive(_ request: SetKeepAliveRequest, from client: ClientConnection) throws {
@@ -212,13 +212,7 @@ extension Daemon {
             }
         }
         let interval = request.seconds.map { Duration.seconds($0) * configuration.timeScale }
-        try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client)
-    }
-
-    /// Replies ok, or with the lifecycle's refusal.
-    func replyAfter(_ actions: [LifecycleAction], _ id: UInt64, to client: ClientConnection) throws {
-        for case .rejected(let reason) in actions { throw ProtocolError(.invalidState, reason) }
-        reply(id, EmptyResult(), to: client)
+        try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client, result: EmptyResult())
     }
 
     /// Sends a lifecycle event to the app's connection.

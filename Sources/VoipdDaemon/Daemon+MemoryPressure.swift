@@ -20,7 +20,6 @@ extension Daemon {
     }
 
     func handleMemoryPressureEvent() {
-        metrics.pressureEvents += 1
         relieveMemoryPressure(level: .warning, count: 1, cause: "PSI trigger")
     }
 

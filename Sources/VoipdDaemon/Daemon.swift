@@ -70,7 +70,6 @@ public final class Daemon {
     /// Transitions to send to event-stream followers once the current turn is done: a
     /// follower woken in the middle of a wake would run before the woken app.
     var pendingBroadcasts: [TransitionRecord] = []
-    let startedAt = MonotonicInstant.now
 
     /// How voipd was started, to start it the same way on an in-place upgrade.
     let arguments: [String]
@@ -241,10 +240,16 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
+        let actions = handle(input, for: app)
+        drainDeferredInputs()
+        return actions
+    }
+
+    /// One input through the lifecycle, and its actions performed.
+    private func handle(_ input: LifecycleInput, for app: AppRecord) -> [LifecycleAction] {
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
         perform(actions, for: app)
-        drainDeferredInputs()
         return actions
     }
 
@@ -257,10 +262,7 @@ public final class Daemon {
         while true {
             if !deferredInputs.isEmpty {
                 let (name, input) = deferredInputs.removeFirst()
-                guard let app = apps[name] else { continue }
-                let actions = app.lifecycle.handle(input, now: now)
-                log.debug("\(app.name): \(input) → \(actions)")
-                perform(actions, for: app)
+                if let app = apps[name] { _ = handle(input, for: app) }
             } else if !deferredStarts.isEmpty {
                 performDeferredStart()
             } else {

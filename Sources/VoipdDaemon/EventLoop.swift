@@ -40,6 +40,4 @@ final class EventLoop {
     }
 
     func source(for token: UInt64) -> EventSource? { sources[token] }
-
-    var registrationCount: Int { sources.count }
 }

@@ -5,7 +5,6 @@ struct Metrics: Codable {
     var relaunches = 0
     var reclaimedSockets = 0
     var memoryPressureKills = 0
-    var pressureEvents = 0
     var protocolErrors = 0
     var watchdogKills = 0
     var kills = 0

@@ -176,7 +176,7 @@ public struct AppLifecycle: Sendable, Codable {
     private mutating func foregroundRequested() {
         guard phase.isAlive else {
             guard policy.canLaunch else { return reject("not running, and voipd does not know how to launch it") }
-            return relaunch(inBackground: false, reason: "foreground requested")
+            return emit(.launch(inBackground: false, reason: "foreground requested"))
         }
         guard pendingTermination == nil else { return reject("terminating") }
         goal = .foreground
@@ -496,10 +496,6 @@ public struct AppLifecycle: Sendable, Codable {
         } else {
             emit(.launch(inBackground: true, reason: "data on \(readiness.name)"))
         }
-    }
-
-    private mutating func relaunch(inBackground: Bool, reason: String) {
-        emit(.launch(inBackground: inBackground, reason: reason))
     }
 
     /// How long until a relaunch may happen. A single quick death relaunches at once: an

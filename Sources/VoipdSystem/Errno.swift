@@ -22,14 +22,12 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
         return call.isEmpty ? "\(text) (errno \(rawValue))" : "\(call): \(text) (errno \(rawValue))"
     }
 
-    public static let interrupted = Errno(EINTR)
     public static let wouldBlock = Errno(EAGAIN)
     public static let badFileDescriptor = Errno(EBADF)
     public static let noSuchProcess = Errno(ESRCH)
     public static let notConnected = Errno(ENOTCONN)
     public static let brokenPipe = Errno(EPIPE)
     public static let invalidArgument = Errno(EINVAL)
-    public static let noChild = Errno(ECHILD)
 }
 
 /// Runs a system call, retrying it while it fails with EINTR; a result of -1 becomes a

@@ -16,12 +16,6 @@ public func connectDatagram(to path: String) throws -> FileDescriptor {
     return fd
 }
 
-/// Sends one datagram to a socket path, with descriptors attached.
-public func sendDatagram(to path: String, bytes: [UInt8], descriptors: [CInt] = []) throws {
-    let fd = try connectDatagram(to: path)
-    try Socket.send(fd.rawValue, bytes: bytes, descriptors: descriptors)
-}
-
 extension FileDescriptor {
     fileprivate borrowing func connect(address: inout sockaddr_un, length: socklen_t) throws {
         _ = try withUnsafePointer(to: &address) { pointer in

@@ -218,16 +218,4 @@ public enum Socket {
     public static func shutdownBoth(_ fd: CInt) throws {
         _ = try valueOrErrno("shutdown") { Glibc.shutdown(fd, CInt(SHUT_RDWR)) }
     }
-
-    /// Sets `SO_LINGER {on, 0}` so that the last close resets the connection.
-    public static func setResetOnClose(_ fd: CInt) {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-    }
-
-    /// Sets the send buffer size (`SO_SNDBUF`).
-    public static func setSendBuffer(_ fd: CInt, bytes: CInt) {
-        var value = bytes
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<CInt>.size))
-    }
 }
