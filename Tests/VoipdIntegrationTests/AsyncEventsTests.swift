@@ -9,7 +9,9 @@ import VoipdLifecycle
 struct AsyncEventsTests {
     @Test("events arrive in order through `for try await`, each acknowledged when the next is asked for")
     func asyncSequence() async throws {
-        let harness = try DaemonHarness()
+        // The app is this test process: watchdogs it cannot trip, or voipd would kill the whole
+        // test run when other (blocking) tests keep this task from running for a few seconds.
+        let harness = try DaemonHarness(arguments: ["--timing", "foregroundTransitionWatchdog=86400"])
         defer { harness.stop() }
         let application = try VoIPApplication(name: "inprocess", socketPath: harness.socketPath)
         #expect(application.state == .active)
