@@ -30,8 +30,8 @@ let package = Package(
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
         .target(name: "SIP"),
 
-        .executableTarget(name: "voipd", dependencies: ["VoipdDaemon"]),
-        .executableTarget(name: "voipctl", dependencies: ["VoipClient"]),
+        .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
+        .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdLifecycle"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),

@@ -8,6 +8,7 @@ public enum DaemonCommandLine {
     usage: voipd [--config FILE] [--check-config] [--socket PATH] [--log-level LEVEL]
                  [--time-scale FACTOR] [--timing NAME=SECONDS]... [--socket-quota N]
                  [--apps-directory DIR] [--no-memory-pressure-trigger]
+           voipd --version
 
     Supervises apps the iOS way: suspends them in the background, holds their VoIP sockets,
     and resumes them when data arrives. See README.md and docs/CONFIGURATION.md.
@@ -25,6 +26,7 @@ public enum DaemonCommandLine {
       --apps-directory DIR   app manifests (default /etc/voipd/apps.d)
       --no-memory-pressure-trigger
                              do not watch /proc/pressure/memory
+      --version              print voipd's version and protocol version, then exit
 
     SIGHUP reloads the configuration and manifests (keeping the old ones if the new are
     invalid); SIGUSR2 or `voipctl upgrade` re-executes voipd in place, keeping every app,
@@ -43,6 +45,8 @@ public enum DaemonCommandLine {
         public var source: ConfigurationSource
         /// Only check the configuration and manifests.
         public var checkOnly = false
+        /// Only print the version.
+        public var versionOnly = false
         /// The descriptor holding an earlier voipd's state (an in-place upgrade).
         public var upgradeState: CInt?
         /// The arguments as given, to re-execute with on an upgrade.
@@ -53,6 +57,7 @@ public enum DaemonCommandLine {
         var flags = ConfigurationFile()
         var file: String?
         var checkOnly = false
+        var versionOnly = false
         var upgradeState: CInt?
         var iterator = arguments.makeIterator()
         func value(_ flag: String) throws -> String {
@@ -68,6 +73,7 @@ public enum DaemonCommandLine {
             switch argument {
             case "--config": file = try value(argument)
             case "--check-config": checkOnly = true
+            case "--version": versionOnly = true
             case "--socket": flags.socket = try value(argument)
             case "--log-level": flags.logLevel = try value(argument)
             case "--time-scale": flags.timeScale = try number(argument)
@@ -93,7 +99,7 @@ public enum DaemonCommandLine {
         } catch {
             throw UsageError(description: "--\(flagName(error.key ?? "")): \(error.message)")
         }
-        return Invocation(source: ConfigurationSource(file: file, commandLine: flags), checkOnly: checkOnly,
+        return Invocation(source: ConfigurationSource(file: file, commandLine: flags), checkOnly: checkOnly, versionOnly: versionOnly,
                           upgradeState: upgradeState, arguments: arguments.filterUpgradeState())
     }
 

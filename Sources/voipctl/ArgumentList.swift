@@ -1,35 +1,53 @@
-/// The command line, consumed option by option. Options are only looked for before `--`.
-final class ArgumentList {
-    var remaining: [String]
+/// A command line read against ``VerbTable``: the verb, its options, its operands, and the
+/// command after `--`. Options are looked for only before `--`, anywhere around the verb;
+/// an option the table does not give the verb (or every verb) is a usage error.
+struct ArgumentList {
+    var verb: VerbSpec?
+    /// Flags and options given, by their table name (`-f` is stored as `--follow`).
+    private var values: [String: [String]] = [:]
+    var operands: [String] = []
+    /// What came after `--`, if it came.
+    var command: [String]?
+    /// The first word that looked like a verb but is none (reported once the rest is read,
+    /// so that `voipctl frobnicate --help` still says the verb is unknown).
+    private(set) var unknownVerb: String?
 
-    init(_ arguments: [String]) { remaining = arguments }
-
-    private var optionsEnd: Int { remaining.firstIndex(of: "--") ?? remaining.endIndex }
-
-    /// Removes a flag; true if it was there.
-    func flag(_ names: String...) -> Bool {
-        for name in names {
-            if let index = remaining[..<optionsEnd].firstIndex(of: name) {
-                remaining.remove(at: index)
-                return true
+    init(_ arguments: [String]) throws {
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                command = Array(arguments[index...])
+                break
+            }
+            if argument.hasPrefix("-") && argument != "-" {
+                guard let option = verb?.option(named: argument) ?? VerbTable.globalOption(named: argument) else {
+                    throw UsageFailure(message: "unknown option \(argument)", verb: verb?.name)
+                }
+                var value = ""
+                if option.value != nil {
+                    guard index < arguments.endIndex, arguments[index] != "--" else {
+                        throw UsageFailure(message: "\(option.name) needs a value", verb: verb?.name)
+                    }
+                    value = arguments[index]
+                    index += 1
+                }
+                if values[option.name] != nil && !option.repeatable && option.value != nil {
+                    throw UsageFailure(message: "\(option.name) given twice", verb: verb?.name)
+                }
+                values[option.name, default: []].append(value)
+            } else if verb == nil && unknownVerb == nil {
+                if let known = VerbTable.verb(named: argument) { verb = known } else { unknownVerb = argument }
+            } else {
+                operands.append(argument)
             }
         }
-        return false
     }
 
-    /// Removes an option and its value.
-    func option(_ name: String, verb: String? = nil) throws -> String? {
-        let end = optionsEnd
-        guard let index = remaining[..<end].firstIndex(of: name) else { return nil }
-        guard index + 1 < end else { throw UsageFailure(message: "\(name) needs a value", verb: verb) }
-        let value = remaining[index + 1]
-        remaining.removeSubrange(index...index + 1)
-        return value
-    }
+    func flag(_ name: String) -> Bool { values[name] != nil }
 
-    func repeatedOption(_ name: String, verb: String? = nil) throws -> [String] {
-        var values: [String] = []
-        while let value = try option(name, verb: verb) { values.append(value) }
-        return values
-    }
+    func option(_ name: String) -> String? { values[name]?.last }
+
+    func repeatedOption(_ name: String) -> [String] { values[name] ?? [] }
 }

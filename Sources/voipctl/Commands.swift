@@ -9,8 +9,8 @@ import VoipdSystem
 struct Commands {
     let verb: String
     let arguments: ArgumentList
-    let socketPath: String?
-    let json: Bool
+    var socketPath: String? { arguments.option("--socket") }
+    var json: Bool { arguments.flag("--json") }
 
     func run() throws -> ExitStatus {
         switch verb {
@@ -24,47 +24,53 @@ struct Commands {
         case "events": return try eventsCommand()
         case "stats": return try statsCommand()
         case "upgrade": return try upgradeCommand()
+        case "completion": return try completionCommand()
         default: throw UsageFailure(message: "unknown verb \(verb)")
         }
     }
 
     private func control() throws -> VoipdControl { try VoipdControl(socketPath: socketPath) }
 
+    /// Only launch takes a command after `--`.
+    private func noCommand() throws {
+        if arguments.command != nil { throw UsageFailure(message: "\(verb) takes no command after --", verb: verb) }
+    }
+
     private func noMoreArguments() throws {
-        if let extra = arguments.remaining.first { throw UsageFailure(message: "unexpected argument \(extra)", verb: verb) }
+        try noCommand()
+        if let extra = arguments.operands.first { throw UsageFailure(message: "unexpected argument \(extra)", verb: verb) }
     }
 
     /// The single NAME argument of a verb (optional or not).
     private func nameArgument(required: Bool) throws -> String? {
-        let rest = arguments.remaining
-        if let unknown = rest.first(where: { $0.hasPrefix("-") }) { throw UsageFailure(message: "unknown option \(unknown)", verb: verb) }
+        try noCommand()
+        let rest = arguments.operands
         guard rest.count <= 1 else { throw UsageFailure(message: "too many arguments", verb: verb) }
         if required && rest.isEmpty { throw UsageFailure(message: "\(verb) needs an app NAME", verb: verb) }
         return rest.first
     }
 
     private func launch() throws -> ExitStatus {
-        let name = try arguments.option("--name", verb: verb)
+        let name = arguments.option("--name")
         let background = arguments.flag("--background")
         let wait = arguments.flag("--wait")
-        let outputPath = try arguments.option("--output", verb: verb)
-        let environment = try arguments.repeatedOption("--env", verb: verb)
-        let directory = try arguments.option("--cwd", verb: verb)
+        let outputPath = arguments.option("--output")
+        let environment = arguments.repeatedOption("--env")
+        let directory = arguments.option("--cwd")
         let noProtocol = arguments.flag("--no-protocol")
         let exitsOnSuspend = arguments.flag("--exits-on-suspend")
         let noRelaunch = arguments.flag("--no-relaunch")
-        let rest = arguments.remaining
-        guard let separator = rest.firstIndex(of: "--") else {
+        let rest = arguments.operands
+        guard let command = arguments.command else {
             // `launch NAME`: an app manifest.
-            guard rest.count == 1, let manifest = rest.first, !manifest.hasPrefix("-"), !manifest.contains("/") else {
+            guard rest.count == 1, let manifest = rest.first, !manifest.contains("/") else {
                 throw UsageFailure(message: "give a manifest's NAME, or put the command after --", verb: verb)
             }
             let app = try control().launchManifest(manifest, background: background, waitForConnection: wait)
             write(json ? Output.json(AppResult(app: app)) : app.name)
             return .ok
         }
-        if let unknown = rest[..<separator].first { throw UsageFailure(message: "unknown option \(unknown)", verb: verb) }
-        let command = Array(rest[(separator + 1)...])
+        if let unexpected = rest.first { throw UsageFailure(message: "unexpected argument \(unexpected) (the command goes after --)", verb: verb) }
         guard !command.isEmpty else { throw UsageFailure(message: "no command after --", verb: verb) }
         for entry in environment where !entry.contains("=") { throw UsageFailure(message: "--env needs KEY=VALUE, not \(entry)", verb: verb) }
         var output: FileDescriptor?
@@ -80,6 +86,10 @@ struct Commands {
 
     private func statusCommand() throws -> ExitStatus {
         let apps = try control().status(nameArgument(required: false))
+        if arguments.flag("--names") {
+            if !apps.isEmpty { write(apps.map(\.name).joined(separator: "\n")) }
+            return .ok
+        }
         write(json ? Output.json(StatusResult(apps: apps)) : Output.apps(apps))
         return .ok
     }
@@ -109,7 +119,7 @@ struct Commands {
 
     private func memoryPressure() throws -> ExitStatus {
         let critical = arguments.flag("--critical")
-        let countText = try arguments.option("--count", verb: verb)
+        let countText = arguments.option("--count")
         try noMoreArguments()
         guard let count = Int(countText ?? "1"), count >= 0 else { throw UsageFailure(message: "--count needs a number", verb: verb) }
         let apps = try control().system(.memoryPressure, level: critical ? .critical : .warning, count: count)
@@ -118,9 +128,9 @@ struct Commands {
     }
 
     private func eventsCommand() throws -> ExitStatus {
-        let follow = arguments.flag("--follow", "-f")
+        let follow = arguments.flag("--follow")
         var states: [AppState] = []
-        for text in try arguments.repeatedOption("--to", verb: verb) {
+        for text in arguments.repeatedOption("--to") {
             guard let state = AppState(rawValue: text) else {
                 throw UsageFailure(message: "--to needs a state (\(AppState.allCases.map(\.rawValue).joined(separator: ", "))), not \(text)", verb: verb)
             }
@@ -151,6 +161,18 @@ struct Commands {
         }
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
+        return .ok
+    }
+
+    private func completionCommand() throws -> ExitStatus {
+        try noCommand()
+        guard arguments.operands.count == 1, let shell = arguments.operands.first else {
+            throw UsageFailure(message: "completion needs a SHELL (\(VerbTable.shells.joined(separator: ", ")))", verb: verb)
+        }
+        guard let script = Completion.script(for: shell) else {
+            throw UsageFailure(message: "no completion for \(shell); one of \(VerbTable.shells.joined(separator: ", "))", verb: verb)
+        }
+        write(script)
         return .ok
     }
 }

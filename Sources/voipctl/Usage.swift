@@ -1,79 +1,72 @@
-/// The help text of every verb.
+/// The help texts, made from ``VerbTable``.
 enum Usage {
-    static let general = """
-    usage: voipctl [--socket PATH] [--json] VERB [ARGS...]
+    static var general: String {
+        let column = VerbTable.verbs.map(\.shortSynopsis.count).max()! + 2
+        var text = """
+        usage: voipctl [--socket PATH] [--json] VERB [ARGS...]
+               voipctl --version
 
-    Talks to voipd over its control socket (--socket, else $VOIPD_SOCKET, else
-    $XDG_RUNTIME_DIR/voipd.sock, or /run/voipd/voipd.sock as root).
+        Talks to voipd over its control socket (--socket, else $VOIPD_SOCKET, else
+        $XDG_RUNTIME_DIR/voipd.sock, or /run/voipd/voipd.sock as root).
 
-    Apps:
-      launch [OPTIONS] -- CMD [ARGS...]   start CMD under supervision; prints its name
-      launch [--background] [--wait] NAME start the app of a manifest
-      status [NAME]                       apps, their states and held sockets
-      sockets [NAME]                      held VoIP sockets
-      background NAME | foreground NAME   move an app between foreground and background
-      interrupt NAME | interrupt-end NAME an interruption (active ⇄ inactive)
-      terminate NAME                      willTerminate, then SIGKILL (suspended: SIGKILL)
-      kill NAME                           force quit: SIGKILL, no willTerminate
-      reclaim NAME                        reclaim a suspended app's ordinary sockets
-      forget NAME                         drop a dead app and close its held sockets
-    System:
-      lock | unlock                       lock the screen (reclaims suspended apps' sockets)
-      memory-pressure [--critical] [--count N]
-      events [--follow] [--to STATE] [NAME] state transitions, one per line
-      stats                               counters, Prometheus text format
-      upgrade                             re-execute voipd in place, keeping every app and socket
-
-    Every verb takes --help. Exit status: 0 ok, 1 failure, 2 usage, 3 no such app or
-    voipd not running.
-    """
-
-    static func verb(_ verb: String) -> String? {
-        switch verb {
-        case "launch":
-            return """
-            usage: voipctl launch [--name NAME] [--background] [--wait] [--output FILE] [--env KEY=VALUE]...
-                                  [--cwd DIR] [--no-protocol] [--exits-on-suspend] [--no-relaunch] -- CMD [ARGS...]
-                   voipctl launch [--background] [--wait] NAME
-
-              With a command, starts it under supervision (as the caller, when voipd runs as
-              root). With a NAME alone, starts the app its manifest describes (the apps
-              directory of voipd's configuration, /etc/voipd/apps.d by default).
-
-              --name NAME         the app's name (default: the command's base name)
-              --background        start in the background rather than the foreground
-              --wait              return once the app has connected to voipd
-              --output FILE       append the app's standard output and error to FILE
-              --env KEY=VALUE     add to the app's environment (repeatable)
-              --cwd DIR           working directory
-              --no-protocol       the program does not talk to voipd: suspend and resume it silently
-              --exits-on-suspend  terminate it instead of suspending it (UIApplicationExitsOnSuspend)
-              --no-relaunch       do not relaunch it when data arrives after it died
-            """
-        case "status": return "usage: voipctl status [--json] [NAME]\n\n  One line per app; --json prints {\"apps\": [...]}."
-        case "sockets": return "usage: voipctl sockets [--json] [NAME]\n\n  The VoIP sockets voipd holds; --json prints {\"sockets\": [...]}."
-        case "background", "foreground", "interrupt", "interrupt-end", "terminate", "kill", "reclaim", "forget":
-            return "usage: voipctl \(verb) [--json] NAME"
-        case "lock", "unlock": return "usage: voipctl \(verb) [--json]"
-        case "memory-pressure":
-            return """
-            usage: voipctl memory-pressure [--critical] [--count N] [--json]
-
-              Reclaims suspended apps' ordinary sockets, then ends N apps (default 1):
-              suspended ones first, largest resident memory first, then background ones;
-              foreground apps only with --critical.
-            """
-        case "events": return "usage: voipctl events [--follow] [--to STATE]... [--json] [NAME]\n\n  One line per transition: time, app, from, to, reason; --to keeps only transitions to\n  those states (notRunning, active, inactive, background, suspended, terminated)."
-        case "stats": return "usage: voipctl stats [--json]\n\n  Counters in the Prometheus text exposition format (for node_exporter's textfile\n  collector); --json wraps the text as {\"prometheus\": …}."
-        case "upgrade":
-            return """
-            usage: voipctl upgrade [--json]
-
-              voipd re-executes its program file (the new version, if a package replaced it),
-              keeping every app, connection and held socket; suspended apps stay suspended.
-              The same as sending voipd SIGUSR2.
-            """
-        default: return nil
+        """
+        text += "\n"
+        for section in VerbTable.Section.allCases {
+            text += "\(section.rawValue):\n"
+            for verb in VerbTable.verbs where verb.section == section {
+                text += "  " + verb.shortSynopsis.padding(toLength: column, withPad: " ", startingAt: 0) + verb.summary + "\n"
+            }
         }
+        text += """
+
+        Every verb takes --help. Exit status: 0 ok, 1 failure, 2 usage, 3 no such app or
+        voipd not running.
+        """
+        return text
+    }
+
+    /// `voipctl VERB --help`.
+    static func verb(_ verb: VerbSpec) -> String {
+        var lines = verb.synopses.enumerated().flatMap { wrap(($0.offset == 0 ? "usage: voipctl " : "       voipctl ") + $0.element) }
+        lines.append("")
+        lines.append(contentsOf: (verb.details ?? verb.summary.prefix(1).uppercased() + verb.summary.dropFirst() + ".")
+            .split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 })
+        if !verb.options.isEmpty {
+            lines.append("")
+            func names(_ option: OptionSpec) -> String { (option.alias.map { "\($0), " } ?? "") + option.synopsis }
+            let column = verb.options.map { names($0).count }.max()! + 2
+            for option in verb.options {
+                lines.append("  " + names(option).padding(toLength: column, withPad: " ", startingAt: 0) + option.help)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A synopsis broken before an option so that no line is wider than 80 columns; the
+    /// lines after the first are indented under the verb.
+    static func wrap(_ line: String, width: Int = 80) -> [String] {
+        guard line.count > width, let verbEnd = line.dropFirst(15).firstIndex(of: " ") else { return [line] }
+        let indent = String(repeating: " ", count: line.distance(from: line.startIndex, to: verbEnd) + 1)
+        var lines: [String] = []
+        var current = String(line[..<verbEnd])
+        // Words: "[--env KEY=VALUE]..." stays whole; so do "-- CMD [ARGS...]" and "NAME".
+        var words: [String] = []
+        for word in line[verbEnd...].split(separator: " ") {
+            if let last = words.last, last.hasPrefix("[") && !last.hasSuffix("]") && !last.hasSuffix("]...") || last == "--" || last.hasSuffix(" CMD") {
+                words[words.count - 1] += " " + word
+            } else {
+                words.append(String(word))
+            }
+        }
+        for word in words {
+            if current.count + 1 + word.count > width {
+                lines.append(current)
+                current = indent + word
+            } else {
+                current += " " + word
+            }
+        }
+        lines.append(current)
+        return lines
     }
 }

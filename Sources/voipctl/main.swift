@@ -27,21 +27,28 @@ func write(_ text: String, to fd: Int32 = 1) {
 }
 
 func run() throws -> ExitStatus {
-    let arguments = ArgumentList(Array(CommandLine.arguments.dropFirst()))
-    let socketPath = try arguments.option("--socket")
-    let json = arguments.flag("--json")
-    guard let verb = arguments.remaining.first else { throw UsageFailure(message: "") }
-    arguments.remaining.removeFirst()
-    if verb == "--help" || verb == "-h" || verb == "help" {
+    let arguments = try ArgumentList(Array(CommandLine.arguments.dropFirst()))
+    if arguments.flag("--version") {
+        write(VoipdVersion.line(program: "voipctl"))
+        return .ok
+    }
+    if let unknown = arguments.unknownVerb {
+        guard unknown == "help" else { throw UsageFailure(message: "unknown verb \(unknown)") }
         write(Usage.general)
         return .ok
     }
-    guard let help = Usage.verb(verb) else { throw UsageFailure(message: "unknown verb \(verb)") }
-    if arguments.flag("--help", "-h") {
-        write(help)
+    guard let verb = arguments.verb else {
+        if arguments.flag("--help") {
+            write(Usage.general)
+            return .ok
+        }
+        throw UsageFailure(message: "")
+    }
+    if arguments.flag("--help") {
+        write(Usage.verb(verb))
         return .ok
     }
-    return try Commands(verb: verb, arguments: arguments, socketPath: socketPath, json: json).run()
+    return try Commands(verb: verb.name, arguments: arguments).run()
 }
 
 let status: ExitStatus
@@ -49,7 +56,7 @@ do {
     status = try run()
 } catch let failure as UsageFailure {
     if !failure.message.isEmpty { write("voipctl: \(failure.message)", to: 2) }
-    write(failure.verb.flatMap(Usage.verb) ?? Usage.general, to: 2)
+    write(failure.verb.flatMap(VerbTable.verb(named:)).map(Usage.verb) ?? Usage.general, to: 2)
     status = failure.message.isEmpty ? .ok : .usage
 } catch let error as VoipdError {
     write("voipctl: \(error)", to: 2)

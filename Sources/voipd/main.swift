@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdDaemon
+import VoipdProtocol
 import VoipdSystem
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -23,6 +24,11 @@ do {
     if !error.description.isEmpty { FileHandle.standardError.write(Data("voipd: \(error.description)\n".utf8)) }
     FileHandle.standardError.write(Data((DaemonCommandLine.usage + "\n").utf8))
     exit(error.description.isEmpty ? 0 : 2)
+}
+
+if invocation.versionOnly {
+    print(VoipdVersion.line(program: "voipd"))
+    exit(0)
 }
 
 let environment = ProcessInfo.processInfo.environment

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdLifecycle
+import VoipdProtocol
 
 /// `voipctl`, the command-line tool: its output, its exit statuses, its refusals.
 @Suite("voipctl", .serialized)
@@ -75,12 +76,35 @@ struct ControlToolTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         for verb in ["launch", "status", "sockets", "background", "foreground", "interrupt", "interrupt-end", "terminate",
-                     "kill", "reclaim", "forget", "lock", "unlock", "memory-pressure", "events", "stats"] {
+                     "kill", "reclaim", "forget", "lock", "unlock", "memory-pressure", "events", "stats", "upgrade", "completion"] {
             let help = try Self.voipctl(harness, verb, "--help")
             #expect(help.status == 0, "\(verb)")
             #expect(help.output.hasPrefix("usage: voipctl \(verb)"), "\(verb)")
         }
         #expect(try Self.voipctl(harness, "--help").output.contains("Exit status"))
+    }
+
+    @Test("voipd --version and voipctl --version print the same release and the protocol version, and exit 0")
+    func versions() throws {
+        let daemon = try runCommand([Binaries.voipd, "--version"])
+        let control = try runCommand([Binaries.voipctl, "--version"])
+        #expect(daemon.status == 0 && control.status == 0)
+        #expect(daemon.output == "voipd \(VoipdVersion.release) (protocol \(Frame.version))\n")
+        #expect(control.output == "voipctl \(VoipdVersion.release) (protocol \(Frame.version))\n")
+        #expect(VoipdVersion.release.split(separator: ".").count == 3 && VoipdVersion.release.allSatisfy { $0.isNumber || $0 == "." })
+        // Anywhere among other options, as the usage says; not mistaken for a verb's option.
+        #expect(try runCommand([Binaries.voipctl, "--json", "--version"]).output == control.output)
+        #expect(try runCommand([Binaries.voipd, "--log-level", "debug", "--version"]).output == daemon.output)
+    }
+
+    @Test("options are checked against the verb: unknown ones, missing values and a command after -- where none is taken are usage errors (2)")
+    func optionParsing() throws {
+        for arguments in [["status", "--follow"], ["events", "--to"], ["kill", "--", "x"], ["launch", "--name", "--", "/bin/true"],
+                          ["completion", "tcsh"], ["completion"], ["--frob", "status"]] {
+            let run = try runCommand([Binaries.voipctl, "--socket", "/nonexistent/voipd.sock"] + arguments)
+            #expect(run.status == 2, "voipctl \(arguments.joined(separator: " ")): \(run.output)")
+            #expect(run.output.hasPrefix("voipctl: "), "\(arguments)")
+        }
     }
 
     @Test("events prints one line per transition: time, app, from, to, reason")
