@@ -17,8 +17,10 @@ let package = Package(
     targets: [
         // Headers, CMSG_* wrappers, constants and raw syscalls Swift cannot import. No logic.
         .target(name: "CVoipd"),
+        // The child side of a spawn, between clone and execve, where only raw system calls are safe.
+        .target(name: "CVoipdSpawn"),
         // Owned descriptors and thin syscall wrappers that throw Errno.
-        .target(name: "VoipdSystem", dependencies: ["CVoipd"]),
+        .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn"]),
         // The wire protocol: framing and message bodies (docs/PROTOCOL.md).
         .target(name: "VoipdProtocol", dependencies: ["VoipdSystem", "VoipdLifecycle"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.

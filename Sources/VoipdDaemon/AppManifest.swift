@@ -28,9 +28,12 @@ public struct AppManifest: Codable, Sendable, Equatable {
     public var socketQuota: Int?
     /// Launched in the background when voipd starts, as iOS did for VoIP apps at boot.
     public var launchAtStart: Bool?
+    /// `PR_SET_NO_NEW_PRIVS` (default true): false lets the app gain privileges through
+    /// set-uid programs and file capabilities.
+    public var noNewPrivileges: Bool?
 
     static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
-                                    "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart"]
+                                    "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges"]
     static let knownBackgroundModes: Set<String> = ["voip", "audio"]
 }
 
@@ -49,6 +52,8 @@ public struct ResolvedManifest: Sendable, Equatable {
     /// or no background modes given).
     public var allowsVoIP: Bool
     public var launchAtStart: Bool
+    /// Started with `PR_SET_NO_NEW_PRIVS`.
+    public var noNewPrivileges: Bool = true
 
     /// A user account, resolved once.
     public struct Account: Sendable, Equatable, Codable {
@@ -126,7 +131,7 @@ public enum ManifestCatalog {
         return ResolvedManifest(name: name, file: path, arguments: [manifest.command] + (manifest.arguments ?? []), environment: environment,
                                 workingDirectory: manifest.workingDirectory, account: account, policy: policy,
                                 socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),
-                                launchAtStart: manifest.launchAtStart ?? false)
+                                launchAtStart: manifest.launchAtStart ?? false, noNewPrivileges: manifest.noNewPrivileges ?? true)
     }
 
     /// A user by name or uid (getpwnam_r / getpwuid_r).

@@ -109,29 +109,10 @@ extension Daemon {
         guard let specification = app.launch else {
             throw ProtocolError(.launchFailed, "voipd does not know how to start \(app.name)")
         }
-        // voipd's own variables are set by voipd alone; the service manager's are not the app's.
-        let reserved = [LaunchEnvironment.socket + "=", LaunchEnvironment.appName + "=", "LISTEN_", "NOTIFY_SOCKET=", "WATCHDOG_"]
-        var environment = mergedEnvironment(currentEnvironment(), specification.environment).filter { entry in !reserved.contains { entry.hasPrefix($0) } }
-        environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
-        var arguments = specification.arguments
-        if let account = specification.account, account.uid != geteuid() {
-            // posix_spawn cannot change credentials: voipd starts itself to do it, then execs.
-            guard let voipd = currentExecutablePath() else { throw ProtocolError(.launchFailed, "cannot find voipd's own executable") }
-            arguments = [voipd, "--run-as", account.name, "\(account.uid)", "\(account.gid)", "--"] + arguments
-            let identity = ["USER=\(account.name)", "LOGNAME=\(account.name)"] + (homeDirectory(of: account).map { ["HOME=\($0)"] } ?? [])
-            // The account's identity, unless the launch or manifest set these itself.
-            environment = mergedEnvironment(identity, environment.filter { entry in
-                !(["HOME=", "USER=", "LOGNAME="].contains { entry.hasPrefix($0) }) || specification.environment.contains(entry)
-            })
-        }
-        let request = SpawnRequest(arguments: arguments, environment: environment,
-                                   workingDirectory: specification.workingDirectory,
-                                   standardOutput: specification.standardOutput,
-                                   standardError: specification.standardError)
         let process: AppProcess
         do {
-            let pid = try spawnProcess(request)
-            process = AppProcess(pidfd: try PidFd(pid: pid), isChild: true)
+            let request = try spawnRequest(for: app, specification)
+            process = AppProcess(pidfd: try spawn(request), isChild: true)
             try watch(process, of: app)
         } catch {
             feed(app, .launchFailed("\(error)"))
@@ -232,23 +213,7 @@ extension Daemon {
     }
 }
 
-/// A user's home directory from the password database.
-func homeDirectory(of account: ResolvedManifest.Account) -> String? {
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16384)
-    getpwuid_r(account.uid, &entry, &buffer, buffer.count, &result)
-    return result.map { String(cString: $0.pointee.pw_dir) }
-}
-
 extension Daemon {
     /// The most bytes of command line, environment and directory a launch may carry.
     static let largestCommandLine = 16 * 1024
-}
-
-/// `base` with `overrides` applied by variable name: the later value wins, once.
-func mergedEnvironment(_ base: [String], _ overrides: [String]) -> [String] {
-    func key(_ entry: String) -> Substring { entry.prefix { $0 != "=" } }
-    let overridden = Set(overrides.map(key))
-    return base.filter { !overridden.contains(key($0)) } + overrides
 }

@@ -73,6 +73,8 @@ public final class Daemon {
 
     /// How voipd was started, to start it the same way on an in-place upgrade.
     let arguments: [String]
+    /// The resource limits voipd was started with, which its apps start with.
+    var appResourceLimits: [ResourceLimit] = []
     /// App manifests by name.
     var manifests: [String: ResolvedManifest] = [:]
     /// Manifests in error, by the name of their file, to say why an app cannot be launched.
@@ -87,6 +89,7 @@ public final class Daemon {
     public init(configuration: DaemonConfiguration, arguments: [String] = [], upgradeState: CInt? = nil) throws {
         self.arguments = arguments
         self.configuration = configuration
+        appResourceLimits = [try ResourceLimit.current(ResourceLimit.openFiles)]
         log = Logger(level: configuration.logLevel)
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)

@@ -1,8 +1,64 @@
 import CVoipd
+import CVoipdSpawn
 import Glibc
 
-/// What to run and how: the argument vector, environment and working directory, and the
-/// descriptors that become the child's standard input, output and error.
+/// The account a spawned program runs as: its user, its group and its supplementary groups.
+public struct SpawnCredentials: Sendable, Equatable {
+    public var uid: uid_t
+    public var gid: gid_t
+    public var supplementaryGroups: [gid_t]
+
+    public init(uid: uid_t, gid: gid_t, supplementaryGroups: [gid_t]) {
+        self.uid = uid
+        self.gid = gid
+        self.supplementaryGroups = supplementaryGroups
+    }
+
+    /// A user's credentials from the group database: `getgrouplist(user, gid)`, as
+    /// `initgroups` would set them (the spawner's own groups never leak to the program).
+    public init(user: String, uid: uid_t, gid: gid_t) throws {
+        var count: CInt = 16
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        while getgrouplist(user, gid, &groups, &count) < 0 {
+            guard count > CInt(groups.count) else { throw Errno(EINVAL, call: "getgrouplist(\(user))") }
+            groups = [gid_t](repeating: 0, count: Int(count))
+        }
+        self.init(uid: uid, gid: gid, supplementaryGroups: Array(groups.prefix(Int(count))))
+    }
+}
+
+/// A resource limit (`getrlimit`/`prlimit`): a resource and its soft and hard values.
+public struct ResourceLimit: Sendable, Equatable, Codable {
+    public var resource: CInt
+    public var soft: UInt64
+    public var hard: UInt64
+
+    public init(resource: CInt, soft: UInt64, hard: UInt64) {
+        self.resource = resource
+        self.soft = soft
+        self.hard = hard
+    }
+
+    /// `RLIMIT_NOFILE`: one more than the highest descriptor number the process may open.
+    public static let openFiles = CInt(RLIMIT_NOFILE.rawValue)
+
+    /// The calling process's limit now (`getrlimit`).
+    public static func current(_ resource: CInt) throws -> ResourceLimit {
+        var limit = rlimit()
+        _ = try valueOrErrno("getrlimit(\(resource))") { getrlimit(__rlimit_resource_t(UInt32(resource)), &limit) }
+        return ResourceLimit(resource: resource, soft: UInt64(limit.rlim_cur), hard: UInt64(limit.rlim_max))
+    }
+
+    /// Sets it for the calling process (`setrlimit`).
+    public func apply() throws {
+        var limit = rlimit(rlim_cur: rlim_t(soft), rlim_max: rlim_t(hard))
+        _ = try valueOrErrno("setrlimit(\(resource))") { setrlimit(__rlimit_resource_t(UInt32(resource)), &limit) }
+    }
+}
+
+/// What to run and how: the argument vector, environment and working directory, the
+/// descriptors that become the child's standard input, output and error, and the account,
+/// limits and restrictions it starts with.
 public struct SpawnRequest {
     public var arguments: [String]
     public var environment: [String]
@@ -15,10 +71,19 @@ public struct SpawnRequest {
     /// Descriptors (borrowed) to install as 3, 4, … in this order, as a service manager
     /// passes its sockets (`$LISTEN_FDS`); none by default.
     public var extraDescriptors: [CInt]
+    /// The account to run as (nil: the spawner's). Needs root (`CAP_SETUID`, `CAP_SETGID`).
+    public var credentials: SpawnCredentials?
+    /// Limits set before the credentials change (so a raised limit can be lowered back).
+    public var resourceLimits: [ResourceLimit]
+    /// The umask (nil: the spawner's).
+    public var umask: mode_t?
+    /// `PR_SET_NO_NEW_PRIVS`: set-uid programs and file capabilities grant nothing to it.
+    public var noNewPrivileges: Bool
 
     public init(arguments: [String], environment: [String], workingDirectory: String? = nil,
                 standardInput: CInt? = nil, standardOutput: CInt? = nil, standardError: CInt? = nil,
-                extraDescriptors: [CInt] = []) {
+                extraDescriptors: [CInt] = [], credentials: SpawnCredentials? = nil,
+                resourceLimits: [ResourceLimit] = [], umask: mode_t? = nil, noNewPrivileges: Bool = false) {
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
@@ -26,62 +91,106 @@ public struct SpawnRequest {
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.extraDescriptors = extraDescriptors
+        self.credentials = credentials
+        self.resourceLimits = resourceLimits
+        self.umask = umask
+        self.noNewPrivileges = noNewPrivileges
+    }
+
+    /// Where a program named without a slash is looked up: the `PATH` of the request's
+    /// environment, else the spawner's, else the system's default.
+    var searchPath: String {
+        if let entry = environment.last(where: { $0.hasPrefix("PATH=") }) { return String(entry.dropFirst(5)) }
+        if let path = getenv("PATH") { return String(cString: path) }
+        return "/usr/local/bin:/usr/bin:/bin"
     }
 }
 
-/// Starts a child with `posix_spawnp` in a session of its own (`POSIX_SPAWN_SETSID`), with
-/// an empty signal mask and default dispositions (the daemon blocks signals for its
-/// signalfd; a child must not inherit that), and returns its pid. Every other descriptor is
-/// close-on-exec, so the child inherits only 0, 1 and 2, and the request's extra descriptors
-/// as 3, 4, ….
-public func spawnProcess(_ request: SpawnRequest) throws -> pid_t {
+/// Starts a program and returns its pidfd. Nothing of the request (argument vector,
+/// environment, working directory) is used by any process running with the spawner's
+/// credentials: the child is a clone that shares the spawner's memory until `execve`
+/// (like vfork, so it costs no copy), changes its credentials with no exec in between, and
+/// only then enters the working directory, looks the program up and executes it with the
+/// environment. On the way it resets every signal disposition and the signal mask (the
+/// daemon blocks signals for its signalfd), leads a session of its own (no controlling
+/// terminal), gets 0, 1, 2 and the extra descriptors and no other, the requested limits and
+/// umask, and no capability unless it runs as root (the ambient set is always cleared).
+///
+/// A failure in the child is reported here, as the step and its errno (`chdir(/root)`,
+/// `execve(foo)`), with the child already reaped.
+public func spawn(_ request: SpawnRequest) throws -> PidFd {
     guard let program = request.arguments.first, !program.isEmpty else { throw Errno(EINVAL, call: "spawn: empty command") }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-
-    var emptyMask = sigset_t()
-    voipd_sigset_empty(&emptyMask)
-    posix_spawnattr_setsigmask(&attributes, &emptyMask)
-    var defaults = sigset_t()
-    voipd_sigset_empty(&defaults)
-    for signal in 1..<CInt(32) where signal != SIGKILL && signal != SIGSTOP { voipd_sigset_add(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(voipd_POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-    if let fd = request.standardInput {
-        posix_spawn_file_actions_adddup2(&actions, fd, 0)
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    }
-    if let fd = request.standardOutput { posix_spawn_file_actions_adddup2(&actions, fd, 1) }
-    if let fd = request.standardError { posix_spawn_file_actions_adddup2(&actions, fd, 2) }
-    // Each extra descriptor goes first to a number above every source and target, then to
-    // its place: no source is overwritten before it is copied, and dup2 clears close-on-exec.
-    let extra = request.extraDescriptors
-    if let highest = extra.max() {
-        let staging = max(highest, CInt(2 + extra.count)) + 1
-        for (index, fd) in extra.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, staging + CInt(index)) }
-        for index in extra.indices {
-            posix_spawn_file_actions_adddup2(&actions, staging + CInt(index), 3 + CInt(index))
-            posix_spawn_file_actions_addclose(&actions, staging + CInt(index))
-        }
-    }
-    if let directory = request.workingDirectory { voipd_posix_spawn_file_actions_addchdir(&actions, directory) }
-
     let argv = request.arguments.map { strdup($0) } + [nil]
     let envp = request.environment.map { strdup($0) } + [nil]
+    let searchPath = strdup(request.searchPath)
+    let directory = request.workingDirectory.map { strdup($0) } ?? nil
     defer {
         argv.forEach { free($0) }
         envp.forEach { free($0) }
+        free(searchPath)
+        free(directory)
     }
+    let groups = request.credentials?.supplementaryGroups ?? []
+    let limits = request.resourceLimits.map { voipd_spawn_limit(resource: $0.resource, soft: $0.soft, hard: $0.hard) }
     var pid: pid_t = 0
-    let rc = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
-    if rc != 0 { throw Errno(rc, call: "posix_spawn(\(program))") }
-    return pid
+    var failure = voipd_spawn_failure()
+    let pidfd = argv.withUnsafeBufferPointer { argvPointer in
+        envp.withUnsafeBufferPointer { envpPointer in
+            request.extraDescriptors.withUnsafeBufferPointer { extra in
+                groups.withUnsafeBufferPointer { groupPointer in
+                    limits.withUnsafeBufferPointer { limitPointer in
+                        argvPointer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { argvConst in
+                            envpPointer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { envpConst in
+                                var attributes = voipd_spawn_attributes(
+                                    argv: argvConst.baseAddress, envp: envpConst.baseAddress, search_path: searchPath,
+                                    working_directory: directory,
+                                    stdin_fd: request.standardInput ?? -1, stdout_fd: request.standardOutput ?? -1,
+                                    stderr_fd: request.standardError ?? -1,
+                                    extra_fds: extra.baseAddress, extra_count: CInt(extra.count),
+                                    change_credentials: request.credentials == nil ? 0 : 1,
+                                    uid: request.credentials?.uid ?? 0, gid: request.credentials?.gid ?? 0,
+                                    groups: groupPointer.baseAddress, group_count: CInt(groupPointer.count),
+                                    limits: limitPointer.baseAddress, limit_count: CInt(limitPointer.count),
+                                    umask: request.umask.map { CInt($0) } ?? -1,
+                                    no_new_privileges: request.noNewPrivileges ? 1 : 0, new_session: 1)
+                                return voipd_spawn(&attributes, &pid, &failure)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    guard pidfd >= 0 else { throw Errno(failure.error, call: describe(failure.step, request)) }
+    return PidFd(adopting: FileDescriptor(adopting: pidfd), pid: pid)
+}
+
+/// Starts a program as ``spawn(_:)`` does and returns its pid, for callers that track it
+/// some other way (the pidfd is closed).
+public func spawnProcess(_ request: SpawnRequest) throws -> pid_t {
+    try spawn(request).pid
+}
+
+/// Names the failed step of a spawn by the system call it made.
+private func describe(_ step: voipd_spawn_step, _ request: SpawnRequest) -> String {
+    let credentials = request.credentials
+    switch step {
+    case voipd_spawn_step_clone: return "clone"
+    case voipd_spawn_step_signals: return "rt_sigaction"
+    case voipd_spawn_step_setsid: return "setsid"
+    case voipd_spawn_step_descriptors: return "dup3"
+    case voipd_spawn_step_limits: return "prlimit"
+    case voipd_spawn_step_setgroups: return "setgroups(\(credentials?.supplementaryGroups ?? []))"
+    case voipd_spawn_step_setgid: return "setresgid(\(credentials?.gid ?? 0))"
+    case voipd_spawn_step_setuid: return "setresuid(\(credentials?.uid ?? 0))"
+    case voipd_spawn_step_verify_credentials: return "privileges still held after the switch to uid \(credentials?.uid ?? 0)"
+    case voipd_spawn_step_capabilities: return "capset"
+    case voipd_spawn_step_no_new_privileges: return "prctl(PR_SET_NO_NEW_PRIVS)"
+    case voipd_spawn_step_chdir: return "chdir(\(request.workingDirectory ?? ""))"
+    case voipd_spawn_step_close_descriptors: return "close_range"
+    case voipd_spawn_step_exec: return "execve(\(request.arguments.first ?? ""))"
+    default: return "spawn"
+    }
 }
 
 /// The calling process's environment as `KEY=VALUE` strings.

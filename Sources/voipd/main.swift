@@ -11,12 +11,6 @@ func fail(_ message: String, status: Int32) -> Never {
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 
-// voipd starting an app under another account: `voipd --run-as USER UID GID -- COMMAND…`
-// (posix_spawn cannot change credentials, so voipd spawns itself to do it, then execs).
-if arguments.first == "--run-as", arguments.count >= 6, arguments[4] == "--", let uid = uid_t(arguments[2]), let gid = gid_t(arguments[3]) {
-    becomeAndExecute(user: arguments[1], uid: uid, gid: gid, arguments: Array(arguments[5...]))
-}
-
 let invocation: DaemonCommandLine.Invocation
 do {
     invocation = try DaemonCommandLine.parse(arguments)

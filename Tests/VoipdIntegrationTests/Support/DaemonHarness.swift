@@ -23,7 +23,10 @@ final class DaemonHarness {
     private var apps: [TestAppHandle] = []
     private var peers: [TCPPeer] = []
 
-    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = []) throws {
+    /// `adjust` changes how voipd itself is started (descriptors it inherits, its groups,
+    /// limits or umask).
+    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = [],
+         adjust: (inout SpawnRequest) -> Void = { _ in }) throws {
         directory = try makeTemporaryDirectory("voipd-test")
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
@@ -34,7 +37,7 @@ final class DaemonHarness {
             [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"] + arguments,
             environment: currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") }
                 + ["NOTIFY_SOCKET=\(directory)/notify.sock"] + environment,
-            output: log.rawValue)
+            output: log.rawValue, adjust: adjust)
         let deadline = Deadline(.seconds(20))
         var ready = false
         while !ready {

@@ -8,11 +8,14 @@ final class TestProcess {
 
     var pid: pid_t { pidfd.pid }
 
-    /// `extraDescriptors` (borrowed) become its 3, 4, … (a service manager's `$LISTEN_FDS`).
-    init(_ arguments: [String], environment: [String] = currentEnvironment(), output: CInt? = nil, extraDescriptors: [CInt] = []) throws {
-        let pid = try spawnProcess(SpawnRequest(arguments: arguments, environment: environment,
-                                                standardOutput: output, standardError: output, extraDescriptors: extraDescriptors))
-        pidfd = try PidFd(pid: pid)
+    /// `extraDescriptors` (borrowed) become its 3, 4, … (a service manager's `$LISTEN_FDS`);
+    /// `adjust` changes anything else of how it starts (credentials, limits, umask).
+    init(_ arguments: [String], environment: [String] = currentEnvironment(), output: CInt? = nil, extraDescriptors: [CInt] = [],
+         adjust: (inout SpawnRequest) -> Void = { _ in }) throws {
+        var request = SpawnRequest(arguments: arguments, environment: environment,
+                                   standardOutput: output, standardError: output, extraDescriptors: extraDescriptors)
+        adjust(&request)
+        pidfd = try spawn(request)
     }
 
     /// Waits for it to exit on its own, within the deadline.
