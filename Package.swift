@@ -27,6 +27,9 @@ let package = Package(
         .target(name: "VoipdLifecycle"),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
         .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdLifecycle"]),
+        // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
+        // agent's messages. No system calls (docs/TRANSFERS.md).
+        .target(name: "VoipdTransfers"),
         // The client library for apps and for voipctl.
         .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
@@ -40,6 +43,7 @@ let package = Package(
         .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "SIP", "softphone"]),
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
+        .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(

@@ -1,0 +1,270 @@
+import Foundation
+import Testing
+import VoipdTransfers
+
+/// Handing events to apps: coalescing, resumes and relaunches, and the resume rate limiter
+/// (the test curve: 10 s doubling up to 160 s, events coalesced over 2 s).
+@Suite("Delivery and the resume rate limiter")
+struct DeliveryTests {
+    @Test("five downloads queued at once complete while the app is suspended: one resume with all five (seed 003)")
+    func batch() {
+        var driver = Driver()
+        driver.open()
+        let ids = (1...5).map { driver.download("f\($0)").id }
+        driver.feed(.appPresence(app: Driver.app, .background))
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        // "request1 completes … request 3 … request 2 … request 4 … request 5"
+        var deliveries: [TransferDelivery] = []
+        for (index, id) in [ids[0], ids[2], ids[1], ids[3], ids[4]].enumerated() {
+            deliveries += driver.complete(id, after: index == 0 ? 0 : 0.4).deliveries
+        }
+        #expect(deliveries.isEmpty, "nothing is delivered within the coalescing window")
+        let step = driver.tickToDeadline()
+        #expect(step.deliveries.count == 1)
+        #expect(step.delivery?.wake == .resume)
+        #expect(step.delivery?.events.map(\.task) == [ids[0], ids[2], ids[1], ids[3], ids[4]])
+        #expect(driver.engine.app(Driver.app).limiter.level == 1)
+    }
+
+    /// The seed's chain: start one, suspend, it completes, resume to handle it and start the
+    /// next, suspend… Each transfer takes 1 s. Returns the delays between a completion on
+    /// the wire and the resume that hands it over, and between a task's creation and its start.
+    private func chain(_ placement: ResumeLimiterPlacement, length: Int) -> (resumeDelays: [Double], startDelays: [Double]) {
+        var configuration = TransferConfiguration.testing
+        configuration.resumeLimiter.placement = placement
+        // Tasks created in the background are discretionary: no budget to hold them back here.
+        configuration.dailyBudget = nil
+        var driver = Driver(configuration: configuration)
+        driver.open()
+        var id = driver.download("chain-0").id
+        driver.feed(.appPresence(app: Driver.app, .background))
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        var resumeDelays: [Double] = []
+        var startDelays: [Double] = []
+        for round in 1...length {
+            let completedAt = driver.now.addingTimeInterval(1)
+            driver.complete(id, after: 1)
+            let resume = driver.tickToDeadline()
+            guard let delivery = resume.delivery else {
+                Issue.record("no delivery in round \(round)")
+                break
+            }
+            #expect(delivery.wake == .resume)
+            resumeDelays.append(driver.now.timeIntervalSince(completedAt))
+            driver.feed(.appPresence(app: Driver.app, .background))
+            let created = driver.now
+            let step = driver.create(.download("https://example.org/\(round)", to: "/home/phone/chain-\(round)"))
+            id = step.id
+            driver.feed(.eventsHandled(app: Driver.app, delivery.id))
+            driver.feed(.appPresence(app: Driver.app, .suspended))
+            if step.step.started.isEmpty {
+                let start = driver.tickToDeadline()
+                #expect(start.startedTasks == [id])
+            }
+            startDelays.append(driver.now.timeIntervalSince(created))
+        }
+        return (resumeDelays, startDelays)
+    }
+
+    @Test("iOS 7 placement (the default): resumes for a chain of tasks come later and later")
+    func chainDelaysResumes() {
+        let (resumeDelays, startDelays) = chain(.delayResumes, length: 7)
+        // Resume n waits the work period since resume n−1: 10, 20, 40, 80, 160 (the cap)
+        // from the previous resume; the transfer took 1 s of it.
+        #expect(resumeDelays == [2, 9, 19, 39, 79, 159, 159])
+        #expect(startDelays == [0, 0, 0, 0, 0, 0, 0])
+    }
+
+    @Test("iOS 8 placement: resumes come after coalescing only; a task created while resumed waits the work period")
+    func chainDelaysNewTasks() {
+        let (resumeDelays, startDelays) = chain(.delayNewTasks, length: 7)
+        #expect(resumeDelays == [2, 2, 2, 2, 2, 2, 2])
+        #expect(startDelays == [10, 20, 40, 80, 160, 160, 160])
+    }
+
+    @Test("a task created while the app runs on its own in the background is not delayed (iOS 8 placement)")
+    func notWokenNotDelayed() {
+        var configuration = TransferConfiguration.testing
+        configuration.resumeLimiter.placement = .delayNewTasks
+        var driver = Driver(configuration: configuration)
+        driver.open(.background)
+        #expect(driver.download("a").step.started.count == 1)
+    }
+
+    @Test("iOS 8 placement: a challenge resumes the app at once and counts; the stalled task is not delayed when answered")
+    func challengeImmediate() {
+        var configuration = TransferConfiguration.testing
+        configuration.resumeLimiter.placement = .delayNewTasks
+        var driver = Driver(configuration: configuration)
+        driver.open()
+        let id = driver.download("a").id
+        let earlier = [driver.download("x").id, driver.download("y").id]
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        // Two earlier wakes raise the level to 2.
+        for other in earlier {
+            driver.complete(other)
+            driver.tickToDeadline()
+            driver.feed(.appPresence(app: Driver.app, .background))
+            driver.feed(.appPresence(app: Driver.app, .suspended))
+        }
+        #expect(driver.engine.app(Driver.app).limiter.level == 2)
+        let challenged = driver.report(id, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic realm=r"])), TransferProgress()))
+        #expect(challenged.delivery?.wake == .resume, "at once, with no coalescing")
+        #expect(driver.engine.app(Driver.app).limiter.level == 3)
+        driver.feed(.appPresence(app: Driver.app, .background))
+        let answered = driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "u", password: "p")))
+        #expect(answered.startedTasks == [id], "not delayed by the 40 s work period")
+    }
+
+    @Test("iOS 7 placement: a challenge waits for the work period like any event, and counts")
+    func challengeDelayed() {
+        var driver = Driver()
+        driver.open()
+        let first = driver.download("a").id
+        let second = driver.download("b").id
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.complete(first)
+        let resumedAt = driver.tickToDeadline().delivery.map { _ in driver.now }
+        driver.feed(.appPresence(app: Driver.app, .background))
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        let step = driver.report(second, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic"])), TransferProgress()))
+        #expect(step.deliveries.isEmpty)
+        let delivered = driver.tickToDeadline()
+        #expect(delivered.delivery?.events.first?.challenge != nil)
+        #expect(driver.now == resumedAt?.addingTimeInterval(10))
+        #expect(driver.engine.app(Driver.app).limiter.level == 2)
+    }
+
+    @Test("the limiter decays when the app is left alone")
+    func decay() {
+        var driver = Driver()
+        driver.open()
+        let ids = (0..<4).map { driver.download("f\($0)").id }
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        // Three resumes in a row: level 3 (40 s).
+        for id in ids.prefix(3) {
+            driver.complete(id)
+            driver.tickToDeadline()
+            driver.feed(.appPresence(app: Driver.app, .background))
+            driver.feed(.appPresence(app: Driver.app, .suspended))
+        }
+        #expect(driver.engine.app(Driver.app).limiter.level == 3)
+        // Left alone 80 s (2 × 40 s) and 40 s more: level 1, so the next resume waits 10 s.
+        let last = driver.engine.app(Driver.app).limiter.lastResume!
+        driver.advance(to: last.addingTimeInterval(120))
+        driver.complete(ids[3])
+        driver.tickToDeadline()
+        #expect(driver.now == last.addingTimeInterval(122), "only the coalescing window: the work period (10 s at level 1) has passed")
+        #expect(driver.engine.app(Driver.app).limiter.level == 2)
+    }
+
+    @Test("coming to the foreground resets the limiter and delivers at once")
+    func foregroundResets() {
+        var driver = Driver()
+        driver.open()
+        let a = driver.download("a").id
+        let b = driver.download("b").id
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.complete(a)
+        driver.tickToDeadline()
+        driver.feed(.appPresence(app: Driver.app, .foreground))
+        #expect(driver.engine.app(Driver.app).limiter.level == 0)
+        let step = driver.complete(b)
+        #expect(step.delivery?.wake == TransferWake.none)
+        #expect(driver.engine.app(Driver.app).limiter.level == 0, "a delivery to a running app is no resume")
+    }
+
+    @Test("events for a running background app go at once and do not count")
+    func backgroundRunning() {
+        var driver = Driver()
+        driver.open(.background)
+        let id = driver.download("a").id
+        let step = driver.complete(id)
+        #expect(step.delivery?.wake == TransferWake.none)
+        #expect(driver.engine.app(Driver.app).limiter.level == 0)
+    }
+
+    @Test("an app that is not running is relaunched; a failed relaunch waits until the app runs")
+    func relaunch() {
+        var driver = Driver()
+        driver.open()
+        let a = driver.download("a").id
+        driver.feed(.appPresence(app: Driver.app, .notRunning))
+        driver.complete(a)
+        let step = driver.tickToDeadline()
+        #expect(step.delivery?.wake == .relaunch)
+        let failed = driver.feed(.deliveryFailed(app: Driver.app, step.delivery!.id))
+        #expect(failed.deliveries.isEmpty)
+        #expect(driver.engine.nextDeadline == nil || driver.engine.nextDeadline! > driver.now.addingTimeInterval(3600))
+        // Launched by the user: the events go at once.
+        let launched = driver.feed(.appPresence(app: Driver.app, .foreground))
+        #expect(launched.delivery?.events.map(\.task) == [a])
+        #expect(launched.delivery?.wake == TransferWake.none)
+    }
+
+    @Test("an app that ends before handling a delivery gets its events again")
+    func redelivery() {
+        var driver = Driver()
+        driver.open()
+        let a = driver.download("a").id
+        let first = driver.complete(a).delivery!
+        // Suspended before saying it handled them: still theirs.
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        #expect(driver.engine.nextDeadline == nil)
+        // It ends instead: relaunched with them.
+        driver.feed(.appPresence(app: Driver.app, .notRunning))
+        let again = driver.tickToDeadline()
+        #expect(again.delivery?.wake == .relaunch)
+        #expect(again.delivery?.events.map(\.task) == [a])
+        #expect(again.delivery?.id != first.id)
+        // The old delivery's acknowledgement is no longer good for anything.
+        #expect(driver.feed(.eventsHandled(app: Driver.app, first.id)).forgotten.isEmpty)
+        #expect(driver.feed(.eventsHandled(app: Driver.app, again.delivery!.id)).forgotten == [a])
+    }
+
+    @Test("one delivery carries the events of every session of the app")
+    func sessions() {
+        var driver = Driver()
+        driver.open()
+        let other = TransferSessionID(app: Driver.app, identifier: "photos")
+        driver.feed(.openSession(other, nil))
+        let a = driver.download("a").id
+        let b = driver.create(.download("https://x/b", to: "/d/b"), in: other).id
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.complete(a)
+        driver.complete(b)
+        let step = driver.tickToDeadline()
+        #expect(step.delivery?.events.map(\.session) == ["bg", "photos"])
+    }
+
+    @Test("progress goes only to a running app")
+    func progress() {
+        var driver = Driver()
+        driver.open()
+        let id = driver.download("a").id
+        let progress = TransferProgress(bytesReceived: 10, bytesExpectedToReceive: 100)
+        #expect(driver.report(id, .progress(progress)).progressEvents == [TransferEvent(task: id, session: "bg", kind: .progress(progress))])
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        let step = driver.report(id, .progress(progress))
+        #expect(step.progressEvents.isEmpty)
+        #expect(step.actions.isEmpty, "progress alone is neither a wake nor a record to write")
+    }
+
+    @Test("apps are woken independently, each with its own limiter")
+    func twoApps() {
+        var driver = Driver()
+        driver.open()
+        let other = TransferSessionID(app: "mail", identifier: "bg")
+        driver.feed(.appPresence(app: "mail", .foreground))
+        driver.feed(.openSession(other, nil))
+        let a = driver.download("a").id
+        let b = driver.create(.download("https://x/b", to: "/d/b"), in: other).id
+        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.feed(.appPresence(app: "mail", .suspended))
+        driver.complete(a)
+        driver.complete(b)
+        let step = driver.tickToDeadline()
+        #expect(step.deliveries.map(\.app) == ["mail", Driver.app])
+        #expect(driver.engine.app("mail").limiter.level == 1 && driver.engine.app(Driver.app).limiter.level == 1)
+    }
+}
