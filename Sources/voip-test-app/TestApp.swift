@@ -150,6 +150,11 @@ final class TestApp {
         channel.report(fields)
         application.dispatch(event)
         if exitsOnWake && event.kind == .voipSocketReadable { exit(3) }
+        // What woke it is read before the wake is acknowledged, as a VoIP app must: voipd may
+        // stop it as soon as the acknowledgement arrives, before the loop polls again.
+        if event.kind == .voipSocketReadable, readsOnItsOwn, let name = event.socket?.name, let socket = sockets[name] {
+            readSocket(socket)
+        }
         if !noAck.contains(event.kind.rawValue) { try application.acknowledge(event) }
         if event.kind == .willTerminate && !noAck.contains(event.kind.rawValue) { exit(0) }
     }
