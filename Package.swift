@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
+        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",

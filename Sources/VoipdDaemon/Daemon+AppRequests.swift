@@ -67,7 +67,7 @@ extension Daemon {
                 throw error
             }
         } else {
-            app = AppRecord(name: request.name, uid: peer.uid, lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
+            app = AppRecord(name: request.name, uid: peer.uid, lifecycle: newLifecycle(), since: wallClockSeconds())
             apps[app.name] = app
             do {
                 try adopt(client, as: app)
@@ -118,7 +118,6 @@ extension Daemon {
         let process = AppProcess(pidfd: pidfd, isChild: false)
         try watch(process, of: app)
         app.process = process
-        appsByPID[pid] = app.name
         storeProcess(of: app)
         feed(app, .launched(inBackground: false, reason: "connected (pid \(pid))"))
     }

@@ -35,7 +35,7 @@ extension Daemon {
     func record(for manifest: ResolvedManifest) -> AppRecord {
         let owner = manifest.account?.uid ?? geteuid()
         let app = apps[manifest.name] ?? AppRecord(name: manifest.name, uid: owner,
-                                                   lifecycle: AppLifecycle(timings: configuration.timings, policy: manifest.policy),
+                                                   lifecycle: newLifecycle(policy: manifest.policy),
                                                    since: wallClockSeconds())
         apps[manifest.name] = app
         app.lifecycle.policy = manifest.policy
@@ -115,7 +115,7 @@ extension Daemon {
             } else if let manifest = manifests[appName] {
                 app = record(for: manifest)
             } else {
-                app = AppRecord(name: appName, uid: geteuid(), lifecycle: AppLifecycle(timings: configuration.timings), since: wallClockSeconds())
+                app = AppRecord(name: appName, uid: geteuid(), lifecycle: newLifecycle(), since: wallClockSeconds())
                 app.unclaimed = true
                 apps[appName] = app
             }
@@ -163,7 +163,7 @@ extension Daemon {
                 continue
             }
             guard apps[name] == nil else { continue }
-            let app = AppRecord(name: name, uid: stored.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: stored.policy),
+            let app = AppRecord(name: name, uid: stored.uid, lifecycle: newLifecycle(policy: stored.policy),
                                 since: wallClockSeconds())
             if let launch = stored.launch {
                 app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
@@ -191,7 +191,6 @@ extension Daemon {
                 continue
             }
             app.process = process
-            appsByPID[pid] = name
             let wasStopped = ProcFS.state(of: pid) == "T"
             try? suspender.resume(process)
             log.notice("\(name): pid \(pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")

@@ -78,6 +78,11 @@ extension Daemon {
         reply(request, AppResult(app: final), to: client)
     }
 
+    /// The lifecycle of an app voipd did not know yet: it starts with the screen as it is.
+    func newLifecycle(policy: AppPolicy = AppPolicy()) -> AppLifecycle {
+        AppLifecycle(timings: configuration.timings, policy: policy, screenLocked: locked)
+    }
+
     func systemCommand(_ request: SystemCommandRequest, from client: ClientConnection) throws {
         // These act on every app: only root, or the uid voipd runs as.
         guard client.credentials.uid == 0 || client.credentials.uid == geteuid() else {

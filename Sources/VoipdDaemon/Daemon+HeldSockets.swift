@@ -61,11 +61,12 @@ extension Daemon {
         held.markReported(readiness)
         app.wakeSeenAt = now
         // The wake path: the lifecycle says it will resume the app, so SIGCONT goes first and
-        // the app runs while voipd does the bookkeeping (its `.resume` then changes nothing).
-        if app.lifecycle.resumesOnSocketReady, let process = app.process, (try? suspender.resume(process)) != nil {
-            process.resumedEarly = true
+        // the app runs while voipd does the bookkeeping (its `.resume` is then done already).
+        var resumed = false
+        if app.lifecycle.resumesOnSocketReady, let process = app.process {
+            resumed = (try? suspender.resume(process)) != nil
         }
-        feed(app, .socketReady(readiness))
+        feed(app, .socketReady(readiness), resumed: resumed)
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {

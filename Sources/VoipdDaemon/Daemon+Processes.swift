@@ -96,7 +96,7 @@ extension Daemon {
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)
         let isNew = apps[name] == nil
-        let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: AppLifecycle(timings: configuration.timings, policy: policy),
+        let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: newLifecycle(policy: policy),
                                           since: wallClockSeconds())
         apps[name] = app
         app.lifecycle.policy = policy
@@ -119,7 +119,6 @@ extension Daemon {
             throw ProtocolError(.launchFailed, "cannot start \(specification.arguments[0]): \(error)")
         }
         app.process = process
-        appsByPID[process.pid] = app.name
         storeRecord(of: app)
         storeProcess(of: app)
         log.info("\(app.name): started pid \(process.pid): \(specification.arguments.joined(separator: " "))")
@@ -166,9 +165,7 @@ extension Daemon {
             end = .unknown
         }
         loop.deregister(process.pidfd.descriptor.rawValue, token: process.token)
-        timers.cancel(.stopCheck(app.name))
         app.process = nil
-        appsByPID[process.pid] = nil
         notifier.removeFromStore(app: app.name, name: StoredApp.processName)
         log.info("\(app.name): pid \(process.pid) ended: \(end)")
         // Data it was told of but did not read is still for it: a relaunch will bring it
@@ -181,13 +178,11 @@ extension Daemon {
         }
     }
 
-    /// SIGCHLD: collect stop reports of voipd's children, and confirm the stops the
-    /// lifecycle is waiting for (checked in /proc: a report can be older than a SIGCONT).
     /// SIGCHLD: one of voipd's children stopped, continued or ended. Only the stops voipd
     /// waits for matter (ends come through the pidfds); signals coalesce, so every awaited
     /// stop is checked, by its pidfd, instead of sweeping all the children (O(apps)).
     func childStateChanged() {
-        for name in awaitingStop {
+        for name in stopsAwaited {
             if let app = apps[name] { checkStop(app) }
         }
     }

@@ -139,7 +139,6 @@ extension Daemon {
                 // Level-triggered: a process that ended during the exec is seen at once.
                 try watch(restored, of: app)
                 app.process = restored
-                appsByPID[process.pid] = app.name
             }
             apps[app.name] = app
         }
@@ -164,7 +163,8 @@ extension Daemon {
             // Sockets armed before the exec: anything that came meanwhile wakes the app now.
             if registry.sockets(of: app.name).contains(where: \.armed) { arm(app) }
             if app.lifecycle.phase == .suspending {
-                awaitingStop.insert(app.name)
+                // The old program's stop may not have been confirmed: reports on, and a look now.
+                noteStopAwaited(app)
                 checkStop(app)
             }
         }

@@ -56,16 +56,16 @@ public final class Daemon {
     var deferredInputs: [(app: String, input: LifecycleInput)] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
-    /// Apps by the pid of their process.
-    var appsByPID: [pid_t: String] = [:]
-    /// Apps sent a stop that the kernel has not confirmed yet. While there are none, the
-    /// kernel is told not to report children's stops and continues (SA_NOCLDSTOP): a woken
-    /// child would otherwise signal voipd as it first runs, and voipd, woken, could take the
-    /// CPU from it before it reads its socket.
-    var awaitingStop: Set<String> = [] {
-        didSet {
-            if awaitingStop.isEmpty != oldValue.isEmpty { _ = voipd_sigchld_report_stops(awaitingStop.isEmpty ? 0 : 1) }
-        }
+    /// Apps whose stop the kernel has not confirmed yet: the apps in the `suspending` phase,
+    /// derived from their lifecycles after each batch of actions (``noteStopAwaited(_:)``),
+    /// never kept apart from them.
+    private(set) var stopsAwaited: Set<String> = []
+    /// Whether the kernel reports children's stops and continues with SIGCHLD. Off
+    /// (SA_NOCLDSTOP) while no stop is awaited: a woken child would otherwise signal voipd
+    /// as it first runs, and voipd, woken, could take the CPU from it before it reads its
+    /// socket.
+    private(set) var reportingStops = false {
+        didSet { if reportingStops != oldValue { _ = voipd_sigchld_report_stops(reportingStops ? 1 : 0) } }
     }
     /// Transitions to send to event-stream followers once the current turn is done: a
     /// follower woken in the middle of a wake would run before the woken app.
@@ -241,19 +241,33 @@ public final class Daemon {
     /// Feeds an input to an app's state machine and performs the actions it returns, then
     /// whatever those actions raised. Returns the input's own actions (for replies).
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
+    /// `resumed`: the process was continued already, on the wake path, so the answer's
+    /// `.resume` has been done.
     @discardableResult
-    func feed(_ app: AppRecord, _ input: LifecycleInput) -> [LifecycleAction] {
-        let actions = handle(input, for: app)
+    func feed(_ app: AppRecord, _ input: LifecycleInput, resumed: Bool = false) -> [LifecycleAction] {
+        let actions = handle(input, for: app, resumed: resumed)
         drainDeferredInputs()
         return actions
     }
 
     /// One input through the lifecycle, and its actions performed.
-    private func handle(_ input: LifecycleInput, for app: AppRecord) -> [LifecycleAction] {
+    private func handle(_ input: LifecycleInput, for app: AppRecord, resumed: Bool = false) -> [LifecycleAction] {
         let actions = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions, for: app)
+        perform(actions, for: app, resumed: resumed)
+        noteStopAwaited(app)
         return actions
+    }
+
+    /// Brings ``stopsAwaited`` in line with the app's phase, once its actions are done.
+    func noteStopAwaited(_ app: AppRecord) {
+        if app.lifecycle.phase == .suspending {
+            stopsAwaited.insert(app.name)
+            reportingStops = true
+            return
+        }
+        if stopsAwaited.remove(app.name) != nil { timers.cancel(.stopCheck(app.name)) }
+        if stopsAwaited.isEmpty { reportingStops = false }
     }
 
     /// Queues an input raised while performing actions.
@@ -274,10 +288,10 @@ public final class Daemon {
         }
     }
 
-    private func perform(_ actions: [LifecycleAction], for app: AppRecord) {
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumed: Bool) {
         for action in actions {
             switch action {
-            case .resume: resume(app)
+            case .resume: if !resumed { resume(app) }
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .armSockets: arm(app)
@@ -298,24 +312,20 @@ public final class Daemon {
 
     private func resume(_ app: AppRecord) {
         guard let process = app.process else { return }
-        guard !process.resumedEarly else { return process.resumedEarly = false }
         do {
             try suspender.resume(process)
         } catch {
             log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
         }
-        awaitingStop.remove(app.name)
-        timers.cancel(.stopCheck(app.name))
     }
 
     private func suspend(_ app: AppRecord) {
         guard let process = app.process else { return }
         // Reports on before the signal: a stop that comes at once must be reported.
-        awaitingStop.insert(app.name)
+        reportingStops = true
         do {
             try suspender.suspend(process)
         } catch {
-            awaitingStop.remove(app.name)
             return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
         }
         if !process.isChild {
@@ -336,8 +346,6 @@ public final class Daemon {
     func checkStop(_ app: AppRecord) {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
-            timers.cancel(.stopCheck(app.name))
-            awaitingStop.remove(app.name)
             feedLater(app, .stopConfirmed)
         } else if !process.isChild {
             timers.set(.stopCheck(app.name), deadline: now + process.stopCheckDelay)

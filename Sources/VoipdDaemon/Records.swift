@@ -12,8 +12,6 @@ final class AppProcess {
     var token: UInt64 = 0
     /// Delay before the next look at /proc for a stop that no SIGCHLD will confirm.
     var stopCheckDelay: Duration = .milliseconds(1)
-    /// Continued already on the wake path, before the lifecycle's `.resume` came.
-    var resumedEarly = false
 
     init(pidfd: consuming PidFd, isChild: Bool) {
         self.pidfd = pidfd

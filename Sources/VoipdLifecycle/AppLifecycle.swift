@@ -63,10 +63,13 @@ public struct AppLifecycle: Sendable, Codable {
     private var now: Duration = .zero
     private var actions: [LifecycleAction] = []
 
-    public init(timings: LifecycleTimings = LifecycleTimings(), policy: AppPolicy = AppPolicy()) {
+    /// `screenLocked`: the screen's state when the app becomes known (later changes come
+    /// as inputs).
+    public init(timings: LifecycleTimings = LifecycleTimings(), policy: AppPolicy = AppPolicy(), screenLocked: Bool = false) {
         self.timings = timings
         self.policy = policy
         self.expectsConnection = policy.speaksProtocol
+        self.locked = screenLocked
     }
 
     /// The public state.

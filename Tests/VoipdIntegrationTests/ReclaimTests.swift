@@ -65,16 +65,20 @@ struct ReclaimTests {
         #expect(read["data"] as? String == "INVITE")
     }
 
-    @Test("while locked, an app reclaimed as soon as it is suspended; pipes and Unix sockets untouched")
-    func lockedBeforeSuspension() throws {
+    /// Locked before the app is launched, voipd knows of it only after the lock: it must
+    /// still be told the screen is locked.
+    @Test("while locked, an app reclaimed as soon as it is suspended; pipes and Unix sockets untouched",
+          arguments: [false, true])
+    func lockedBeforeSuspension(lockedBeforeLaunch: Bool) throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let peer = try harness.makePeer()
+        if lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
         let app = try harness.launchTestApp("late")
         try app.send(["cmd": "connect", "socket": "presence", "connect": peer.address])
         let presenceRemote = try peer.accept()
         try app.expect { $0["event"] as? String == "connected" }
-        #expect(try harness.control.system(.lock).isEmpty)
+        if !lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
         try harness.control.command(.background, "late")
         try harness.waitForState("late", .suspended)
         #expect(try presenceRemote.read() == "")
