@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "softphone", targets: ["softphone"]),
         .executable(name: "voip-demo", targets: ["voip-demo"]),
         .executable(name: "voipd-bench", targets: ["voipd-bench"]),
+        .executable(name: "voipd-transfer", targets: ["voipd-transfer"]),
         .library(name: "VoipClient", targets: ["VoipClient"]),
     ],
     targets: [
@@ -30,6 +31,9 @@ let package = Package(
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
         .target(name: "VoipdTransfers"),
+        // The transfer service around the engine: its durable store, and the agents it
+        // starts and speaks to without blocking, for a host loop (voipd's) to drive.
+        .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem"]),
         // The client library for apps and for voipctl.
         .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
@@ -37,6 +41,9 @@ let package = Package(
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
         .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdLifecycle"]),
+        // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
+        // the app's user, so that voipd itself never links FoundationNetworking.
+        .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
@@ -44,6 +51,7 @@ let package = Package(
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
+        .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),

@@ -307,12 +307,13 @@ public struct TransferEngine: Sendable {
         }
     }
 
+    /// The records to write go first: a record is durable before anything it describes is
+    /// seen outside (an attempt started, an app told).
     private mutating func flushRecords() {
-        for id in changedTasks.sorted() {
-            actions.append(tasks[id].map { .saveTask($0) } ?? .forgetTask(id))
-        }
+        var records = changedTasks.sorted().map { id in tasks[id].map { TransferAction.saveTask($0) } ?? .forgetTask(id) }
+        if stateChanged { records.append(.saveState) }
+        actions = records + actions
         changedTasks = []
-        if stateChanged { actions.append(.saveState) }
         stateChanged = false
     }
 }

@@ -33,6 +33,16 @@ enum Invariants {
                 found.append("task \(task.id)'s event waits though its app runs")
             }
         }
+        // Records first: a record is durable before what it describes is seen outside.
+        let isRecord: (TransferAction) -> Bool = { action in
+            switch action {
+            case .saveTask, .forgetTask, .saveState: return true
+            default: return false
+            }
+        }
+        if let firstEffect = step.actions.firstIndex(where: { !isRecord($0) }), step.actions[firstEffect...].contains(where: isRecord) {
+            found.append("a record is written after an effect: \(step.actions)")
+        }
         // Every task a step touched is saved or forgotten in that step.
         for action in step.actions {
             if case .start(_, let order) = action, !step.savedTasks.contains(order.task) {

@@ -1,0 +1,96 @@
+import Foundation
+import Glibc
+import VoipdSystem
+import VoipdTransfers
+
+/// A small single-threaded host for the transfer service alone: an epoll set, one
+/// timerfd, and lists of what the service handed out. For tests and benchmarks; voipd hosts
+/// the service in its own loop instead.
+public final class TransferServiceLoop: TransferServiceHost {
+    private let epoll: Epoll
+    private let timer: TimerFd
+    private static let timerToken: UInt64 = 1
+    private var watched: [CInt: UInt64] = [:]
+    public private(set) var service: TransferService!
+    /// Every delivery, in order.
+    public private(set) var deliveries: [TransferDelivery] = []
+    public private(set) var progressEvents: [(app: String, event: TransferEvent)] = []
+    public private(set) var logLines: [String] = []
+    /// Called on each delivery (after it is recorded), e.g. to acknowledge it.
+    public var onDelivery: ((TransferDelivery) -> Void)?
+
+    public init(configuration: TransferConfiguration, store: TransferStore, launcher: TransferAgentLauncher) throws {
+        epoll = try Epoll()
+        timer = try TimerFd()
+        try epoll.add(timer.descriptor.rawValue, events: .readable, token: Self.timerToken)
+        service = try TransferService(configuration: configuration, store: store, launcher: launcher, host: self)
+        try armTimer()
+    }
+
+    /// Feeds an input and returns the reply.
+    @discardableResult
+    public func handle(_ input: TransferInput) -> TransferReply? {
+        let reply = service.handle(input)
+        try? armTimer()
+        return reply
+    }
+
+    /// Runs until `done` says so or `timeout` passes; false on the timeout.
+    public func run(timeout: Double, until done: () -> Bool) throws -> Bool {
+        let end = MonotonicInstant.now.nanoseconds + UInt64(timeout * 1e9)
+        while !done() {
+            let now = MonotonicInstant.now.nanoseconds
+            guard now < end else { return false }
+            let wait = CInt(min((end - now) / 1_000_000 + 1, 1000))
+            try epoll.wait(timeoutMilliseconds: wait) { ready in
+                if ready.token == Self.timerToken {
+                    try timer.acknowledge()
+                    service.timerFired()
+                } else {
+                    service.descriptorReady(token: ready.token, events: ready.events)
+                }
+            }
+            try armTimer()
+        }
+        return true
+    }
+
+    private func armTimer() throws {
+        guard let deadline = service?.nextDeadline else { return try timer.disarm() }
+        let delay = max(0, deadline.timeIntervalSince(Date()))
+        try timer.arm(at: MonotonicInstant(nanoseconds: MonotonicInstant.now.nanoseconds + UInt64(delay * 1e9)))
+    }
+
+    // MARK: - TransferServiceHost
+
+    public func watch(_ descriptor: CInt, events: EpollEvents, token: UInt64) {
+        do {
+            if watched[descriptor] == nil {
+                try epoll.add(descriptor, events: events, token: token)
+            } else {
+                try epoll.modify(descriptor, events: events, token: token)
+            }
+            watched[descriptor] = token
+        } catch {
+            logLines.append("epoll: \(error)")
+        }
+    }
+
+    public func unwatch(_ descriptor: CInt) {
+        guard watched.removeValue(forKey: descriptor) != nil else { return }
+        try? epoll.remove(descriptor)
+    }
+
+    public func deliver(_ delivery: TransferDelivery) {
+        deliveries.append(delivery)
+        onDelivery?(delivery)
+    }
+
+    public func progress(app: String, _ event: TransferEvent) {
+        progressEvents.append((app, event))
+    }
+
+    public func log(_ message: String) {
+        logLines.append(message)
+    }
+}

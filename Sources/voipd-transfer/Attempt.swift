@@ -1,0 +1,40 @@
+import Foundation
+import FoundationNetworking
+import VoipdSystem
+import VoipdTransfers
+
+/// One attempt in flight: its order, its files and what has been seen of the response.
+/// Touched on the agent's queue only.
+final class Attempt {
+    /// Why the agent cancelled the URLSession task itself, which decides the outcome.
+    enum Cancellation {
+        case stopped(keepPartial: Bool)
+        /// The response is final and not 2xx: its body is not wanted.
+        case unwantedStatus(HTTPResponseHead)
+        case file(String)
+        case rangeMismatch
+    }
+
+    let order: AttemptOrder
+    let files: DownloadFiles?
+    /// Bytes of the partial file a Range request asked to keep.
+    let requestedOffset: Int64
+    var task: URLSessionTask?
+    var response: HTTPResponseHead?
+    var output: FileDescriptor?
+    var resumedFrom: Int64 = 0
+    var progress = TransferProgress()
+    var lastProgressReport = MonotonicInstant(nanoseconds: 0)
+    var cancellation: Cancellation?
+
+    init(order: AttemptOrder, files: DownloadFiles?, requestedOffset: Int64) {
+        self.order = order
+        self.files = files
+        self.requestedOffset = requestedOffset
+    }
+
+    /// Whether a progress report is due (at most one per the order's interval).
+    func progressDue(now: MonotonicInstant) -> Bool {
+        now.nanoseconds(since: lastProgressReport) >= UInt64(order.progressInterval * 1e9)
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import FoundationNetworking
+import Glibc
+import VoipdSystem
+import VoipdTransfers
+
+/// Performs voipd's attempts with URLSession. Every piece of state lives on one serial
+/// queue, which is also URLSession's delegate queue: commands are dispatched onto it and
+/// delegate calls arrive on it.
+final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let queue = DispatchQueue(label: "voipd-transfer")
+    private let channel: ParentChannel
+    private var session: URLSession!
+    private var attempts: [TransferTaskID: Attempt] = [:]
+    private var byTask: [Int: TransferTaskID] = [:]
+
+    init(channel: ParentChannel) {
+        self.channel = channel
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
+        // voipd decides how many run and to which hosts.
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForResource = TransferOptions.sevenDays * 52
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        // A dispatch queue under the operation queue: each delegate call is then one hop
+        // to a known thread (measured: it halves the agent's CPU per gigabyte).
+        delegateQueue.underlyingQueue = queue
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
+    }
+
+    // MARK: - Commands
+
+    func handle(_ command: AgentCommand) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        switch command {
+        case .start(let order): start(order)
+        case .stop(let task, let attempt, let keepPartial): stop(task, attempt, keepPartial: keepPartial)
+        case .discardPartial(_, let path): discardPartialFile(path)
+        }
+    }
+
+    private func start(_ order: AttemptOrder) {
+        if let previous = attempts[order.task] {
+            // voipd moved on without waiting for the last one to end: it is no longer wanted.
+            previous.cancellation = .stopped(keepPartial: true)
+            previous.task?.cancel()
+            forget(previous)
+        }
+        do {
+            try TransferValidation.validate(order.request)
+        } catch {
+            return end(order, .fileFailure(error.message), TransferProgress())
+        }
+        guard let url = URL(string: order.request.url) else { return end(order, .fileFailure("unusable URL"), TransferProgress()) }
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: order.timeoutIntervalForRequest)
+        request.httpMethod = order.request.method
+        for header in order.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+
+        let attempt: Attempt
+        let task: URLSessionTask
+        switch order.kind {
+        case .download(let destination):
+            let files: DownloadFiles
+            do {
+                files = try DownloadFiles(destination: destination, partialPath: order.partialPath ?? "", task: order.task)
+            } catch {
+                return end(order, .fileFailure(error.message), TransferProgress())
+            }
+            var offset: Int64 = 0
+            if let validator = order.resumeFrom {
+                offset = files.partialSize
+                if offset > 0 {
+                    for header in RangeResumption.requestHeaders(offset: offset, validator: validator) {
+                        request.setValue(header.value, forHTTPHeaderField: header.name)
+                    }
+                }
+            }
+            attempt = Attempt(order: order, files: files, requestedOffset: offset)
+            task = session.dataTask(with: request)
+        case .upload(let source):
+            let size: Int64
+            do {
+                size = try UploadSource.check(source)
+            } catch {
+                return end(order, .fileFailure(error.message), TransferProgress())
+            }
+            attempt = Attempt(order: order, files: nil, requestedOffset: 0)
+            attempt.progress.bytesExpectedToSend = size
+            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: source))
+        }
+        attempt.task = task
+        attempts[order.task] = attempt
+        byTask[task.taskIdentifier] = order.task
+        task.resume()
+    }
+
+    private func stop(_ id: TransferTaskID, _ number: Int, keepPartial: Bool) {
+        guard let attempt = attempts[id], attempt.order.attempt == number else {
+            // It has ended already; a download's partial file may still be there.
+            return
+        }
+        attempt.cancellation = .stopped(keepPartial: keepPartial)
+        attempt.task?.cancel()
+    }
+
+    // MARK: - URLSession
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        completionHandler(.allow)
+        guard let attempt = attempt(for: dataTask), attempt.cancellation == nil else { return }
+        guard let http = response as? HTTPURLResponse else {
+            attempt.cancellation = .file("the response is not HTTP")
+            return dataTask.cancel()
+        }
+        let head = HTTPResponseHead(http)
+        attempt.response = head
+        guard head.isSuccess else {
+            // FoundationNetworking ignores the disposition; cancelling is how the body of an
+            // error (or a challenge) is left unread.
+            attempt.cancellation = .unwantedStatus(head)
+            return dataTask.cancel()
+        }
+        if let files = attempt.files {
+            let decision = RangeResumption.decide(head, requestedOffset: attempt.requestedOffset)
+            let truncate: Bool
+            switch decision {
+            case .append(let total):
+                truncate = false
+                attempt.resumedFrom = attempt.requestedOffset
+                attempt.progress.bytesExpectedToReceive = total
+            case .restart(let total):
+                truncate = true
+                attempt.progress.bytesExpectedToReceive = total ?? (http.expectedContentLength >= 0 ? http.expectedContentLength : nil)
+            case .mismatch:
+                attempt.cancellation = .rangeMismatch
+                return dataTask.cancel()
+            }
+            do {
+                attempt.output = try files.openPartial(truncate: truncate)
+            } catch {
+                attempt.cancellation = .file(error.message)
+                return dataTask.cancel()
+            }
+            attempt.progress.bytesReceived = attempt.resumedFrom
+        } else {
+            attempt.progress.bytesExpectedToReceive = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+        }
+        channel.send(.attempt(AttemptReport(task: attempt.order.task, attempt: attempt.order.attempt,
+                                            event: .response(head, resumedFrom: attempt.resumedFrom))))
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let attempt = attempt(for: dataTask), attempt.cancellation == nil else { return }
+        if let output = attempt.output?.rawValue {
+            do {
+                try data.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        offset += try retryingOnInterrupt("write") { write(output, raw.baseAddress! + offset, raw.count - offset) }
+                    }
+                }
+            } catch let error as Errno {
+                attempt.cancellation = .file("cannot write \(attempt.files?.partialPath ?? ""): \(DownloadFiles.reason(error))")
+                return dataTask.cancel()
+            } catch {
+                attempt.cancellation = .file("cannot write: \(error)")
+                return dataTask.cancel()
+            }
+        }
+        attempt.progress.bytesReceived += Int64(data.count)
+        reportProgressIfDue(attempt)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+                    totalBytesExpectedToSend: Int64) {
+        guard let attempt = attempt(for: task), attempt.cancellation == nil else { return }
+        attempt.progress.bytesSent = totalBytesSent
+        reportProgressIfDue(attempt)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let attempt = attempt(for: task) else { return }
+        forget(attempt)
+        let outcome = self.outcome(of: attempt, error: error)
+        if let output = attempt.output?.rawValue, case .completed = outcome {
+            // The bytes reach the disk before the name does.
+            _ = fdatasync(output)
+        }
+        attempt.output = nil
+        var final = outcome
+        if case .completed = outcome, let files = attempt.files {
+            do {
+                try files.commit()
+            } catch {
+                final = .fileFailure(error.message)
+            }
+        }
+        // The partial file stays only while the task may resume from it.
+        switch final {
+        case .httpError, .fileFailure, .stopped(keepPartial: false):
+            attempt.files?.discard()
+        case .networkFailure(let failure) where !failure.isTransient:
+            attempt.files?.discard()
+        default:
+            break
+        }
+        end(attempt.order, final.reported, attempt.progress)
+    }
+
+    // MARK: - Outcomes
+
+    /// The outcome, with the stop's disposition still attached.
+    private enum Outcome {
+        case completed(HTTPResponseHead)
+        case httpError(HTTPResponseHead)
+        case challenged(HTTPResponseHead)
+        case networkFailure(NetworkFailure)
+        case fileFailure(String)
+        case stopped(keepPartial: Bool)
+
+        var reported: AttemptOutcome {
+            switch self {
+            case .completed(let head): return .completed(head)
+            case .httpError(let head): return .httpError(head)
+            case .challenged(let head): return .challenged(head)
+            case .networkFailure(let failure): return .networkFailure(failure)
+            case .fileFailure(let message): return .fileFailure(message)
+            case .stopped: return .stopped
+            }
+        }
+    }
+
+    private func outcome(of attempt: Attempt, error: (any Error)?) -> Outcome {
+        switch attempt.cancellation {
+        case .stopped(let keepPartial): return .stopped(keepPartial: keepPartial)
+        case .unwantedStatus(let head): return head.isChallenge ? .challenged(head) : .httpError(head)
+        case .file(let message): return .fileFailure(message)
+        case .rangeMismatch:
+            attempt.files?.discard()
+            return .networkFailure(NetworkFailure(code: 0, message: "the server's partial response does not continue the file; starting again", isTransient: true))
+        case nil: break
+        }
+        if let error { return .networkFailure(NetworkErrors.failure(error)) }
+        guard let head = attempt.response else {
+            return .networkFailure(NetworkFailure(code: URLError.badServerResponse.rawValue, message: "no response", isTransient: true))
+        }
+        if attempt.files != nil, let expected = attempt.progress.bytesExpectedToReceive, attempt.progress.bytesReceived != expected {
+            return .networkFailure(NetworkFailure(code: URLError.networkConnectionLost.rawValue,
+                                                  message: "the body ended after \(attempt.progress.bytesReceived) of \(expected) bytes", isTransient: true))
+        }
+        return .completed(head)
+    }
+
+    private func end(_ order: AttemptOrder, _ outcome: AttemptOutcome, _ progress: TransferProgress) {
+        channel.send(.attempt(AttemptReport(task: order.task, attempt: order.attempt, event: .ended(outcome, progress))))
+    }
+
+    private func reportProgressIfDue(_ attempt: Attempt) {
+        let now = MonotonicInstant.now
+        guard attempt.progressDue(now: now) else { return }
+        attempt.lastProgressReport = now
+        channel.send(.attempt(AttemptReport(task: attempt.order.task, attempt: attempt.order.attempt, event: .progress(attempt.progress))))
+    }
+
+    private func attempt(for task: URLSessionTask) -> Attempt? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let id = byTask[task.taskIdentifier], let attempt = attempts[id], attempt.task === task else { return nil }
+        return attempt
+    }
+
+    private func forget(_ attempt: Attempt) {
+        if let task = attempt.task { byTask[task.taskIdentifier] = nil }
+        if attempts[attempt.order.task] === attempt { attempts[attempt.order.task] = nil }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Glibc
+import Testing
+import VoipdSystem
+import VoipdTransferService
+import VoipdTransfers
+
+/// Downloads surviving the agent's death and voipd's restart, from the store and the partial
+/// file.
+@Suite("Agent and service restarts", .serialized, .enabled(if: NginxServer.shouldRun, "needs nginx (and setpriv as root)"))
+struct AgentRestartTests {
+    @Test("an agent killed in the middle of a download is started again and resumes with a Range request")
+    func agentKilled() throws {
+        let nginx = try NginxServer(rateLimit: "8m")
+        let digest = try nginx.serve("a.bin", size: 32_000_000)
+        let rig = try TransferRig()
+        rig.open()
+        let destination = rig.downloads + "/a.bin"
+        let id = try rig.create(.download(nginx.baseURL + "/slow/a.bin", to: destination))
+        try rig.waitForProgress(of: id, atLeast: 6_000_000)
+        let agents = rig.service.agentProcesses
+        #expect(agents.count == 1)
+        kill(agents[0], SIGKILL)
+        let completion = try rig.completion(of: id)
+        #expect(completion.error == nil)
+        #expect(try sha256(destination) == digest)
+        #expect(rig.service.agentProcesses.count == 1 && rig.service.agentProcesses != agents, "a new agent")
+        #expect(nginx.requests.contains { $0.contains("/slow/a.bin 206") && $0.contains("range=\"bytes=") }, "\(nginx.requests)")
+    }
+
+    @Test("voipd and its agent ending at once: a new service resumes the download from the store")
+    func serviceRestarted() throws {
+        let nginx = try NginxServer(rateLimit: "8m")
+        let digest = try nginx.serve("b.bin", size: 32_000_000)
+        let rig = try TransferRig()
+        rig.open()
+        let destination = rig.downloads + "/b.bin"
+        let id = try rig.create(.download(nginx.baseURL + "/slow/b.bin", to: destination))
+        try rig.waitForProgress(of: id, atLeast: 6_000_000)
+        try rig.restartService()
+        #expect(rig.engine.tasks[id] != nil, "the task came back from the store")
+        #expect(rig.engine.tasks[id]?.resumeValidator != nil)
+        // The app runs again and says so.
+        rig.loop.handle(.appPresence(app: TransferRig.app, .foreground))
+        let completion = try rig.completion(of: id)
+        #expect(completion.error == nil)
+        #expect(try sha256(destination) == digest)
+        #expect(nginx.requests.contains { $0.contains("/slow/b.bin 206") && $0.contains("range=\"bytes=") }, "\(nginx.requests)")
+    }
+
+    @Test("a completion the app had not handled when voipd ended is delivered by the next one")
+    func undeliveredAcrossRestart() throws {
+        let nginx = try NginxServer()
+        try nginx.serve("c.bin", size: 1000)
+        let rig = try TransferRig()
+        rig.acknowledges = false
+        rig.open()
+        let id = try rig.create(.download(nginx.baseURL + "/c.bin", to: rig.downloads + "/c.bin"))
+        _ = try rig.completion(of: id)
+        try rig.restartService()
+        rig.loop.handle(.appPresence(app: TransferRig.app, .background))
+        let again = try rig.completion(of: id, timeout: 10)
+        #expect(again.error == nil)
+    }
+}
