@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // voipd: the iOS multitasking model for VoIP apps, on Linux.
-// No package dependencies: the toolchain only, plus the small C target CVoipd.
+// No package dependencies: the toolchain only, plus the project's small C targets (CVoipd and
+// CVoipdSpawn: what Swift cannot do itself; libvoipd: the C client library).
 import PackageDescription
 
 let package = Package(
@@ -14,12 +15,17 @@ let package = Package(
         .executable(name: "voipd-bench", targets: ["voipd-bench"]),
         .executable(name: "voipd-transfer", targets: ["voipd-transfer"]),
         .library(name: "VoipClient", targets: ["VoipClient"]),
+        // libvoipd for C and C++ apps: libvoipd-client.a, only C and libc (no Swift runtime).
+        // Deploy/ makes the installed libvoipd.so.1, libvoipd.a and voipd.pc of it.
+        .library(name: "voipd-client", type: .static, targets: ["libvoipd"]),
     ],
     targets: [
         // Headers, CMSG_* wrappers, constants and raw syscalls Swift cannot import. No logic.
         .target(name: "CVoipd"),
         // The child side of a spawn, between clone and execve, where only raw system calls are safe.
         .target(name: "CVoipdSpawn"),
+        // The client side of the protocol in C (include/voipd.h; libvoipd(3)). Pure C11.
+        .target(name: "libvoipd"),
         // Owned descriptors and thin syscall wrappers that throw Errno.
         .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn"]),
         // The wire protocol: framing and message bodies (docs/PROTOCOL.md).

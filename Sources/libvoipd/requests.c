@@ -1,0 +1,270 @@
+/* The app's requests (docs/PROTOCOL.md "App messages"): hello and the sockets it hands
+ * back, registering and retrieving sockets, background tasks, the keep-alive. */
+#define _GNU_SOURCE                 /* F_DUPFD_CLOEXEC */
+#include "handle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Room for the largest request body: an id, a name and their syntax. */
+enum { REQUEST_BODY = VH_MAX_TASK_NAME * 6 + 64 };
+
+/* A request being written: its id, then the fields its type needs. */
+struct request {
+    uint64_t id;
+    struct vj_writer writer;
+    char body[REQUEST_BODY];
+};
+
+static void begin_request(voipd *v, struct request *request)
+{
+    request->id = vh_next_id(v);
+    vjw_begin(&request->writer, request->body, sizeof request->body);
+    vjw_u64(&request->writer, "id", request->id);
+}
+
+/* Sends the request and waits for its reply (see vh_call). */
+static int send_request(voipd *v, struct request *request, uint16_t type, const int *fds, int nfds, struct vh_reply *reply)
+{
+    long length = vjw_end(&request->writer);
+    if (length < 0) return -EINVAL;                     /* a value that cannot be written */
+    return vh_call(v, type, request->body, length, request->id, fds, nfds, reply);
+}
+
+/* A request whose reply carries no descriptor (any that come are closed). */
+static int send_plain_request(voipd *v, struct request *request, uint16_t type, struct vh_reply *reply)
+{
+    int called = send_request(v, request, type, NULL, 0, reply);
+    if (called == 0) vf_close_fds(&v->frame);
+    return called;
+}
+
+int voipd_hello(voipd *v, const char *name)
+{
+    if (v == NULL) return -EINVAL;
+    if (name == NULL) name = getenv("VOIPD_APP_NAME");
+    if (!vh_valid_name(name)) return -EINVAL;
+    char name_copy[VOIPD_NAME_MAX + 1];
+    strcpy(name_copy, name);                            /* `name` may be v->name, cleared below */
+
+    struct request request;
+    begin_request(v, &request);
+    vjw_string(&request.writer, "name", name_copy);
+    struct vh_reply reply;
+    int called = send_request(v, &request, VF_HELLO, NULL, 0, &reply);
+    if (called < 0) return called;
+    voipd_close_restored(v);                            /* of an earlier hello */
+
+    /* result: {"app": {"state": ...}, "sockets": [names]}, one descriptor per name, in order. */
+    struct vj app, state, sockets, element;
+    char text[32];
+    int count = 0;
+    size_t cursor = 0;
+    int valid = vj_get(reply.result, "app", &app) == 1 && vj_get(app, "state", &state) == 1
+        && vj_string(state, text, sizeof text, NULL) == 0 && vj_get(reply.result, "sockets", &sockets) == 1
+        && vj_type(sockets) == VJ_ARRAY;
+    int next = 0;
+    while (valid && (next = vj_next(sockets, &cursor, &element)) == 1) {
+        if (count >= v->frame.nfds || vj_string(element, v->restored[count].name, sizeof v->restored[count].name, NULL) < 0
+            || !vh_valid_name(v->restored[count].name)) {
+            valid = 0;
+            break;
+        }
+        count++;
+    }
+    if (!valid || next < 0 || count != v->frame.nfds) {
+        vf_close_fds(&v->frame);
+        vh_disconnect(v);
+        return -EPROTO;
+    }
+    for (int i = 0; i < count; i++) v->restored[i].fd = v->frame.fds[i];
+    v->restored_count = count;
+    v->frame.nfds = 0;
+    v->state = vh_state_named(text);
+    strcpy(v->name, name_copy);
+    return 0;
+}
+
+int voipd_state(const voipd *v)
+{
+    return v == NULL ? VOIPD_STATE_UNKNOWN : v->state;
+}
+
+int voipd_restored_count(const voipd *v)
+{
+    return v == NULL ? 0 : v->restored_count;
+}
+
+const char *voipd_restored_name(const voipd *v, int index)
+{
+    if (v == NULL || index < 0 || index >= v->restored_count) return NULL;
+    return v->restored[index].name;
+}
+
+int vh_take_restored_fd(voipd *v, const char *name)
+{
+    for (int i = 0; i < v->restored_count; i++) {
+        if (strcmp(v->restored[i].name, name) != 0) continue;
+        int fd = v->restored[i].fd;
+        memmove(v->restored + i, v->restored + i + 1, (size_t)(v->restored_count - i - 1) * sizeof v->restored[0]);
+        v->restored_count--;
+        return fd;
+    }
+    return -ENOENT;
+}
+
+/* Remembers `fd` (a copy is made) as registered under `name`, replacing an older copy. */
+static int track(voipd *v, const char *name, int fd)
+{
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) return -errno;
+    for (int i = 0; i < v->registered_count; i++) {
+        if (strcmp(v->registered[i].name, name) == 0) {
+            close(v->registered[i].fd);
+            v->registered[i].fd = copy;
+            return 0;
+        }
+    }
+    if (v->registered_count == VH_MAX_REGISTERED) {
+        close(copy);
+        return -ENOSPC;
+    }
+    strcpy(v->registered[v->registered_count].name, name);
+    v->registered[v->registered_count++].fd = copy;
+    return 0;
+}
+
+static void untrack(voipd *v, const char *name)
+{
+    for (int i = 0; i < v->registered_count; i++) {
+        if (strcmp(v->registered[i].name, name) == 0) {
+            close(v->registered[i].fd);
+            v->registered[i] = v->registered[--v->registered_count];
+            return;
+        }
+    }
+}
+
+int voipd_take_restored(voipd *v, const char *name)
+{
+    if (v == NULL || name == NULL) return -EINVAL;
+    for (int i = 0; i < v->restored_count; i++) {
+        if (strcmp(v->restored[i].name, name) != 0) continue;
+        int tracked = track(v, name, v->restored[i].fd);
+        if (tracked < 0 && tracked != -ENOSPC) return tracked;     /* still restored: try again */
+        return vh_take_restored_fd(v, name);
+    }
+    return -ENOENT;
+}
+
+void voipd_close_restored(voipd *v)
+{
+    if (v == NULL) return;
+    for (int i = 0; i < v->restored_count; i++) close(v->restored[i].fd);
+    v->restored_count = 0;
+}
+
+/* A request whose body is an id and a name, answered with a reply. */
+static int named_request(voipd *v, uint16_t type, const char *name, const int *fds, int nfds, struct vh_reply *reply)
+{
+    if (v == NULL) return -EINVAL;
+    if (!vh_valid_name(name)) return -EINVAL;
+    struct request request;
+    begin_request(v, &request);
+    vjw_string(&request.writer, "name", name);
+    return send_request(v, &request, type, fds, nfds, reply);
+}
+
+int vh_register(voipd *v, const char *name, int fd)
+{
+    struct vh_reply reply;
+    int called = named_request(v, VF_REGISTER_SOCKET, name, &fd, 1, &reply);
+    if (called == 0) vf_close_fds(&v->frame);
+    return called;
+}
+
+int voipd_register_socket(voipd *v, const char *name, int fd)
+{
+    if (v == NULL || !vh_valid_name(name)) return -EINVAL;
+    if (fd < 0 || fcntl(fd, F_GETFD) < 0) return -EBADF;
+    int called = vh_register(v, name, fd);
+    if (called < 0) return called;
+    /* Held by voipd now; without a copy it is only not registered again by voipd_reconnect(). */
+    int tracked = track(v, name, fd);
+    (void)tracked;
+    return 0;
+}
+
+int voipd_unregister_socket(voipd *v, const char *name)
+{
+    struct vh_reply reply;
+    int called = named_request(v, VF_UNREGISTER_SOCKET, name, NULL, 0, &reply);
+    if (called == 0 || called == VOIPD_ERR_NO_SUCH_SOCKET) untrack(v, name);
+    if (called < 0) return called;
+    vf_close_fds(&v->frame);
+    return 0;
+}
+
+int voipd_retrieve_socket(voipd *v, const char *name)
+{
+    struct vh_reply reply;
+    int called = named_request(v, VF_RETRIEVE_SOCKET, name, NULL, 0, &reply);
+    if (called < 0) return called;
+    if (v->frame.nfds != 1) {
+        vf_close_fds(&v->frame);
+        vh_disconnect(v);
+        return -EPROTO;
+    }
+    v->frame.nfds = 0;
+    return v->frame.fds[0];
+}
+
+int voipd_begin_background_task(voipd *v, const char *name, uint64_t *task)
+{
+    if (v == NULL || task == NULL) return -EINVAL;
+    *task = 0;
+    if (name == NULL) name = "task";
+    if (!vj_valid_utf8(name, VH_MAX_TASK_NAME)) return -EINVAL;
+    struct request request;
+    begin_request(v, &request);
+    vjw_string(&request.writer, "name", name);
+    struct vh_reply reply;
+    int called = send_plain_request(v, &request, VF_BEGIN_BACKGROUND_TASK, &reply);
+    if (called < 0) return called;
+    struct vj value;
+    if (vj_get(reply.result, "task", &value) != 1 || vj_u64(value, task) < 0) {
+        vh_disconnect(v);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int voipd_end_background_task(voipd *v, uint64_t task)
+{
+    if (v == NULL) return -EINVAL;
+    struct request request;
+    begin_request(v, &request);
+    vjw_u64(&request.writer, "task", task);
+    struct vh_reply reply;
+    return send_plain_request(v, &request, VF_END_BACKGROUND_TASK, &reply);
+}
+
+int voipd_set_keep_alive_timeout(voipd *v, double seconds)
+{
+    if (v == NULL || !isfinite(seconds) || seconds < 0) return -EINVAL;
+    struct request request;
+    begin_request(v, &request);
+    if (seconds > 0) vjw_seconds(&request.writer, "seconds", seconds);      /* absent: clear it */
+    struct vh_reply reply;
+    return send_plain_request(v, &request, VF_SET_KEEP_ALIVE_TIMEOUT, &reply);
+}
+
+int voipd_set_call_active(voipd *v, int active)
+{
+    (void)active;
+    return v == NULL ? -EINVAL : -EOPNOTSUPP;
+}
