@@ -11,7 +11,9 @@ import VoipdLifecycle
 /// An event counts as handled, and is acknowledged, when the loop asks for the next one (or
 /// earlier, with ``VoIPApplication/acknowledge(_:)``). Keep-alive and expiration handlers
 /// registered with the application run before their event is returned; the delegate is not
-/// called (the loop is the handler). The sequence ends when voipd closes the connection.
+/// called for events (the loop is the handler), only for a lost and a restored connection.
+/// The sequence ends when voipd closes the connection and the application does not
+/// reconnect (``ReconnectionPolicy/isEnabled``).
 public struct LifecycleEvents: AsyncSequence {
     public typealias Element = LifecycleEvent
     let application: VoIPApplication

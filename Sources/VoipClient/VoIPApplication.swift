@@ -35,73 +35,167 @@ public struct BackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
 
 /// An app under voipd: the counterpart of UIApplication. Connect once at start; register
 /// the sockets that must keep the app reachable while suspended; handle events with a
-/// delegate (``processEvents(timeout:)``) or one by one (``nextEvent(timeout:)``).
+/// delegate (``processEvents(timeoutMilliseconds:)``) or one by one
+/// (``nextEvent(timeoutMilliseconds:)``).
 ///
 /// Use it from one thread. ``fileDescriptor`` becomes readable when an event waits, so it
 /// fits in the app's own poll or epoll loop.
+///
+/// When voipd goes away (it crashed, or was restarted), the app goes on running and the
+/// application reconnects by itself (``reconnection``), from the app's own event loop: it
+/// says hello again, registers again the VoIP sockets it registered (it keeps a duplicate
+/// of each), sets the keep-alive again and begins its open background tasks again, then
+/// tells the delegate (``VoIPApplicationDelegate/applicationSupervisorDidBecomeAvailable(_:)``).
+/// ``fileDescriptor`` stays the same descriptor throughout.
 public final class VoIPApplication {
     public let name: String
-    public let connection: VoipdConnection
+    /// The control socket's path, resolved once: reconnections go to the same path.
+    public let socketPath: String
+    /// The connection to voipd now: nil while voipd is away, a new one after a reconnection.
+    public internal(set) var connection: VoipdConnection?
     public weak var delegate: VoIPApplicationDelegate?
     /// The state voipd reported last.
-    public private(set) var state: AppState
-    /// How voipd saw the app when it connected (launched in the background by a relaunch,
-    /// say).
+    public internal(set) var state: AppState
+    /// How voipd saw the app when it first connected (launched in the background by a
+    /// relaunch, say).
     public let initialStatus: AppStatus
-    /// Sockets voipd held for this app from an earlier run, handed back on connect.
-    private var restored: [String: CInt]
-    private var expirationHandlers: [BackgroundTaskIdentifier: () -> Void] = [:]
-    private var keepAliveHandler: (() -> Void)?
+    /// How voipd saw the app when the current connection was made.
+    public internal(set) var status: AppStatus
+    /// Whether, and how fast, to reconnect when voipd goes away.
+    public var reconnection = ReconnectionPolicy()
+    /// Why the last attempt to reconnect failed (nil once connected).
+    public internal(set) var lastReconnectionError: Error?
     /// Set when willTerminate has been handled: the process should end now.
     public private(set) var terminationRequested = false
 
+    /// What ``fileDescriptor`` is: an epoll instance holding the current connection and the
+    /// timer of the next attempt to reconnect.
+    let readiness: Epoll
+    let retryTimer: TimerFd
+    /// The delay before the next attempt after a failed one (nil: the next attempt is the
+    /// first since the connection was lost).
+    var retryDelay: Duration?
+    /// The connection was lost and the delegate not told yet (it is told from the event
+    /// loop, never from inside a request the app made).
+    var lossToReport = false
+    /// Events received on the current connection and not yet acknowledged: an
+    /// acknowledgement meant for an earlier voipd must not reach the new one.
+    var unacknowledged: Set<UInt64> = []
+    /// Sockets voipd held for this app from an earlier run, handed back on connect.
+    var restored: [String: CInt] = [:]
+    /// The app's VoIP sockets by name: a duplicate of each, to register again with a voipd
+    /// that restarted.
+    var registrations: [String: DescriptorBox] = [:]
+    /// Open background tasks by the identifier the app was given.
+    var tasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
+    private var nextTaskID: UInt64 = 1
+    var keepAlive: (seconds: Double, handler: () -> Void)?
+
+    /// A background task as the app sees it, and voipd's number for it on the current
+    /// connection (nil: none yet, voipd is away or refused it).
+    struct BackgroundTask {
+        var name: String
+        var daemonID: UInt64?
+        var expirationHandler: (() -> Void)?
+    }
+
+    enum Token {
+        static let connection: UInt64 = 1
+        static let retry: UInt64 = 2
+    }
+
     /// Connects and identifies the app. `name` defaults to `$VOIPD_APP_NAME` (set by voipd
-    /// for the programs it launches); the socket path resolves as voipd's does.
+    /// for the programs it launches); the socket path resolves as voipd's does. A voipd
+    /// that is not running is an error here (only a connection once made is made again).
     public init(name: String? = nil, socketPath: String? = nil) throws {
         let environment = ProcessInfo.processInfo.environment
         guard let appName = name ?? environment[LaunchEnvironment.appName] else {
             throw VoipdError.unexpected("no app name: pass one or set \(LaunchEnvironment.appName)")
         }
         self.name = appName
-        connection = try VoipdConnection(socketPath: socketPath)
+        readiness = try Epoll(maxEventsPerWait: 4)
+        retryTimer = try TimerFd()
+        try readiness.add(retryTimer.descriptor.rawValue, events: .readable, token: Token.retry)
+        let connection = try VoipdConnection(socketPath: socketPath)
+        self.socketPath = connection.socketPath
         let (result, descriptors) = try connection.request(.hello, { HelloRequest(id: $0, name: appName) }, expecting: HelloResult.self)
-        var handedBack: [String: CInt] = [:]
-        for (index, socketName) in result.sockets.enumerated() {
-            if let fd = descriptors.take(index) { handedBack[socketName] = fd.release() }
-        }
-        descriptors.closeAll()
-        restored = handedBack
+        try readiness.add(connection.descriptor.rawValue, events: .readable, token: Token.connection)
+        self.connection = connection
         initialStatus = result.app
+        status = result.app
         state = result.app.state
+        _ = takeHandedBack(result.sockets, descriptors)
     }
 
     deinit {
         for fd in restored.values { close(fd) }
     }
 
-    /// Readable when voipd has sent something: put it in the app's poll loop.
-    public var fileDescriptor: CInt { connection.descriptor.rawValue }
+    /// Readable when voipd has sent something, or when it is time to try reconnecting: put
+    /// it in the app's poll or epoll loop, and call ``processEvents(timeoutMilliseconds:)``
+    /// or ``nextEvent(timeoutMilliseconds:)`` when it is. The same descriptor for the
+    /// application's life, whatever happens to voipd.
+    public var fileDescriptor: CInt { readiness.descriptor.rawValue }
+
+    /// Whether events already received wait in this process (poll would not show them):
+    /// handle them before waiting on ``fileDescriptor``.
+    public var hasBufferedMessages: Bool { connection?.hasBufferedMessages ?? false }
+
+    /// Whether voipd is connected now.
+    public var isConnected: Bool { connection != nil }
 
     // MARK: - VoIP sockets
 
     /// Registers a connected socket as a VoIP socket under `name`: voipd keeps a duplicate,
     /// watches it while the app is suspended, and never reclaims it. The app keeps its own
-    /// descriptor (and may close it).
+    /// descriptor (and may close it). The application keeps a duplicate too, to register the
+    /// socket again with a voipd that restarted; while voipd is away, the socket is kept and
+    /// registered once it is back.
     public func registerVoIPSocket(_ fd: CInt, name: String) throws {
-        _ = try connection.request(.registerSocket, { SocketNameRequest(id: $0, name: name) }, descriptors: [fd], expecting: SocketResult.self)
+        guard registrations[name] == nil else {
+            throw VoipdError.refused(ProtocolError(.duplicateName, "\(self.name) already has a VoIP socket named \(name)"))
+        }
+        let copy = DescriptorBox(try FileDescriptor(duplicating: fd))
+        if connection != nil {
+            do {
+                _ = try request(.registerSocket, { SocketNameRequest(id: $0, name: name) }, descriptors: [fd], expecting: SocketResult.self)
+            } catch VoipdError.disconnected where reconnection.isEnabled {
+                // Registered when voipd is back.
+            }
+        }
+        registrations[name] = copy
     }
 
-    /// Stops holding the socket; voipd closes its duplicate.
+    /// Stops holding the socket; voipd closes its duplicate, and the application its own.
     public func unregisterVoIPSocket(name: String) throws {
-        _ = try connection.request(.unregisterSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+        registrations[name] = nil
+        guard connection != nil else { return }
+        do {
+            _ = try request(.unregisterSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+        } catch VoipdError.disconnected where reconnection.isEnabled {
+            // The next voipd never hears of it.
+        }
     }
 
-    /// A duplicate of the held socket `name`, owned by the caller.
+    /// A duplicate of the held socket `name`, owned by the caller (from the application's
+    /// own duplicate while voipd is away).
     public func retrieveVoIPSocket(name: String) throws -> FileDescriptor {
-        let (_, descriptors) = try connection.request(.retrieveSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
-        guard let fd = descriptors.take(0) else { throw VoipdError.unexpected("retrieveSocket reply without a descriptor") }
-        return fd
+        if connection != nil {
+            do {
+                let (_, descriptors) = try request(.retrieveSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+                guard let fd = descriptors.take(0) else { throw VoipdError.unexpected("retrieveSocket reply without a descriptor") }
+                return fd
+            } catch VoipdError.disconnected where reconnection.isEnabled {
+                // Served from the application's duplicate below.
+            }
+        }
+        guard let copy = registrations[name] else { throw VoipdError.disconnected }
+        return try copy.descriptor.duplicate()
     }
+
+    /// The names of the VoIP sockets the application registered (and registers again after
+    /// voipd restarts), sorted.
+    public var registeredVoIPSocketNames: [String] { registrations.keys.sorted() }
 
     /// A socket voipd handed back at connect (held for an earlier run of the app), by name.
     /// Ownership passes to the caller; a second call for the same name returns nil.
@@ -116,48 +210,109 @@ public final class VoIPApplication {
     // MARK: - Background tasks and keep-alive
 
     /// Asks for time to finish work in the background. ``BackgroundTaskIdentifier/invalid``
-    /// when the budget is spent. The handler runs (from ``processEvents(timeout:)``) shortly
-    /// before the budget ends; the task must be ended by then or the app is killed.
+    /// when the budget is spent. The handler runs (from ``processEvents(timeoutMilliseconds:)``)
+    /// shortly before the budget ends; the task must be ended by then or the app is killed.
+    /// While voipd is away the task is granted here (nothing can suspend the app), and
+    /// asked of voipd once it is back.
     public func beginBackgroundTask(name: String = "task", expirationHandler: (() -> Void)? = nil) throws -> BackgroundTaskIdentifier {
-        let (result, _) = try connection.request(.beginBackgroundTask, { BeginBackgroundTaskRequest(id: $0, name: name) }, expecting: BackgroundTaskResult.self)
-        let id = BackgroundTaskIdentifier(rawValue: result.task)
-        if id != .invalid, let expirationHandler { expirationHandlers[id] = expirationHandler }
+        var daemonID: UInt64?
+        if connection != nil {
+            do {
+                let (result, _) = try request(.beginBackgroundTask, { BeginBackgroundTaskRequest(id: $0, name: name) },
+                                              expecting: BackgroundTaskResult.self)
+                guard result.task != 0 else { return .invalid }
+                daemonID = result.task
+            } catch VoipdError.disconnected where reconnection.isEnabled {
+                // Asked again when voipd is back.
+            }
+        }
+        let id = BackgroundTaskIdentifier(rawValue: nextTaskID)
+        nextTaskID += 1
+        tasks[id] = BackgroundTask(name: name, daemonID: daemonID, expirationHandler: expirationHandler)
         return id
     }
 
     /// Ends a background task; with the last one ended in the background, the app is
     /// suspended at once.
     public func endBackgroundTask(_ id: BackgroundTaskIdentifier) throws {
-        guard id != .invalid else { return }
-        expirationHandlers[id] = nil
-        _ = try connection.request(.endBackgroundTask, { EndBackgroundTaskRequest(id: $0, task: id.rawValue) }, expecting: EmptyResult.self)
+        guard let task = tasks.removeValue(forKey: id), let daemonID = task.daemonID, connection != nil else { return }
+        do {
+            _ = try request(.endBackgroundTask, { EndBackgroundTaskRequest(id: $0, task: daemonID) }, expecting: EmptyResult.self)
+        } catch VoipdError.disconnected where reconnection.isEnabled {
+            // The next voipd never hears of it.
+        }
     }
 
     /// Wakes the app every `seconds` (at least 600, as on iOS) while it is in the
-    /// background; the handler has 10 s.
+    /// background; the handler has 10 s. Set again on a voipd that restarted.
     public func setKeepAliveTimeout(_ seconds: Double, handler: @escaping () -> Void) throws {
-        _ = try connection.request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: seconds) }, expecting: EmptyResult.self)
-        keepAliveHandler = handler
+        if connection != nil {
+            do {
+                _ = try request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: seconds) }, expecting: EmptyResult.self)
+            } catch VoipdError.disconnected where reconnection.isEnabled {
+                // Set when voipd is back.
+            }
+        }
+        keepAlive = (seconds, handler)
     }
 
     public func clearKeepAliveTimeout() throws {
-        _ = try connection.request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: nil) }, expecting: EmptyResult.self)
-        keepAliveHandler = nil
+        keepAlive = nil
+        guard connection != nil else { return }
+        do {
+            _ = try request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: nil) }, expecting: EmptyResult.self)
+        } catch VoipdError.disconnected where reconnection.isEnabled {
+            // The next voipd never hears of it.
+        }
     }
 
     // MARK: - Events
 
     /// The next event, within the timeout (nil when none came; a negative timeout waits
-    /// forever). The caller must ``acknowledge(_:)`` it once handled.
+    /// forever). The caller must ``acknowledge(_:)`` it once handled. Reconnections happen
+    /// here, as the timeout allows; with ``ReconnectionPolicy/isEnabled`` false, a closed
+    /// connection throws ``VoipdError/disconnected`` instead.
     public func nextEvent(timeoutMilliseconds: Int32) throws -> LifecycleEvent? {
-        while let message = try connection.nextUnsolicited(timeoutMilliseconds: timeoutMilliseconds) {
-            if case .event(let body) = message {
-                let event = LifecycleEvent(body)
-                state = event.state
-                return event
+        let deadline = timeoutMilliseconds < 0 ? nil : MonotonicInstant.now.nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        while true {
+            if let event = try lookForEvent() { return event }
+            var remaining: Int32 = -1
+            if let deadline {
+                let now = MonotonicInstant.now.nanoseconds
+                guard now < deadline else { return nil }
+                remaining = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
             }
+            var poller = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, remaining) < 0 && errno != EINTR { throw VoipdError.system(.current("poll")) }
         }
-        return nil
+    }
+
+    /// An event already here, without waiting; on the way, tells the delegate of a lost
+    /// connection and reconnects when it is time to.
+    private func lookForEvent() throws -> LifecycleEvent? {
+        while true {
+            if lossToReport {
+                lossToReport = false
+                delegate?.applicationSupervisorDidBecomeUnavailable(self)
+            }
+            if let connection {
+                do {
+                    while let message = try connection.nextUnsolicited(timeoutMilliseconds: 0) {
+                        guard case .event(let body) = message else { continue }
+                        let event = LifecycleEvent(body)
+                        state = event.state
+                        unacknowledged.insert(event.id)
+                        return event
+                    }
+                    return nil
+                } catch VoipdError.disconnected where reconnection.isEnabled {
+                    connectionLost()
+                    continue
+                }
+            }
+            guard try retryTimer.acknowledge() > 0 else { return nil }
+            reconnect()
+        }
     }
 
     /// Tells voipd the event is handled.
@@ -165,9 +320,15 @@ public final class VoIPApplication {
         try acknowledge(eventID: event.id)
     }
 
-    /// Tells voipd the event with this id is handled.
+    /// Tells voipd the event with this id is handled. An event of a voipd that has gone
+    /// since is not acknowledged to the new one.
     public func acknowledge(eventID: UInt64) throws {
-        try connection.post(.acknowledge, AcknowledgeMessage(event: eventID))
+        guard let connection, unacknowledged.remove(eventID) != nil else { return }
+        do {
+            try connection.post(.acknowledge, AcknowledgeMessage(event: eventID))
+        } catch VoipdError.disconnected where reconnection.isEnabled {
+            connectionLost()
+        }
     }
 
     /// Handles every event that arrives within the timeout: calls the delegate (or the
@@ -189,8 +350,8 @@ public final class VoIPApplication {
     /// Runs the keep-alive or expiration handlers an event calls for.
     func runHandlers(for event: LifecycleEvent) {
         switch event.kind {
-        case .keepAlive: keepAliveHandler?()
-        case .backgroundTaskWillExpire: for handler in expirationHandlers.values { handler() }
+        case .keepAlive: keepAlive?.handler()
+        case .backgroundTaskWillExpire: for task in tasks.values { task.expirationHandler?() }
         case .willTerminate: terminationRequested = true
         default: break
         }
@@ -209,5 +370,19 @@ public final class VoIPApplication {
         case .keepAlive, .backgroundTaskWillExpire: break
         }
         runHandlers(for: event)
+    }
+
+    /// A request on the current connection; a closed connection is noted as lost (and the
+    /// error thrown).
+    func request<Body: Encodable, Result: Codable & Sendable>(
+        _ type: MessageType, _ makeBody: (UInt64) -> Body, descriptors: [CInt] = [], expecting: Result.Type
+    ) throws -> (Result, DescriptorBag) {
+        guard let connection else { throw VoipdError.disconnected }
+        do {
+            return try connection.request(type, makeBody, descriptors: descriptors, expecting: expecting)
+        } catch VoipdError.disconnected where reconnection.isEnabled {
+            connectionLost()
+            throw VoipdError.disconnected
+        }
     }
 }

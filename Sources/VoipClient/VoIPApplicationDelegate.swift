@@ -14,6 +14,17 @@ public protocol VoIPApplicationDelegate: AnyObject {
     /// Data (or a hang-up) arrived on a VoIP socket while the app was suspended. The app
     /// reads the socket itself; voipd never consumes its data.
     func application(_ application: VoIPApplication, voipSocketReadable readiness: SocketReadiness)
+    /// voipd went away (it crashed or is restarting): the app runs unsupervised, and the
+    /// application tries to reconnect (``VoIPApplication/reconnection``). Nothing suspends
+    /// the app meanwhile, and no event comes.
+    func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication)
+    /// voipd is back, and the app is supervised again: it has said hello, its VoIP sockets
+    /// are registered again (those refused were reported first), its keep-alive is set and
+    /// its open background tasks begun again. ``VoIPApplication/status`` says how voipd sees it now.
+    func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication)
+    /// voipd, back after a restart, refused to hold a socket the app had registered (a
+    /// lowered quota, say): the socket is no longer a VoIP socket.
+    func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError)
 }
 
 extension VoIPApplicationDelegate {
@@ -23,4 +34,7 @@ extension VoIPApplicationDelegate {
     public func applicationDidBecomeActive(_ application: VoIPApplication) {}
     public func applicationWillTerminate(_ application: VoIPApplication) {}
     public func application(_ application: VoIPApplication, voipSocketReadable readiness: SocketReadiness) {}
+    public func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {}
+    public func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {}
+    public func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {}
 }

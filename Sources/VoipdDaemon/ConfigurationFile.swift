@@ -48,12 +48,15 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var memoryPressureTrigger: String?
     /// The directory of app manifests.
     public var appsDirectory: String?
+    /// The state file's directory ("" for none).
+    public var stateDirectory: String?
 
     public init() {}
 
     /// The keys a file may have.
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
-                                           "eventHistory", "memoryPressureTrigger", "appsDirectory"]
+                                           "eventHistory", "memoryPressureTrigger", "appsDirectory",
+                                           "stateDirectory"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
@@ -127,6 +130,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         result.eventHistory = other.eventHistory ?? eventHistory
         result.memoryPressureTrigger = other.memoryPressureTrigger ?? memoryPressureTrigger
         result.appsDirectory = other.appsDirectory ?? appsDirectory
+        result.stateDirectory = other.stateDirectory ?? stateDirectory
         return result
     }
 
@@ -175,6 +179,10 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         if let directory = appsDirectory {
             guard directory.hasPrefix("/") else { throw fail("appsDirectory", "must be an absolute path, not \(directory)") }
             configuration.appsDirectory = directory
+        }
+        if let directory = stateDirectory {
+            guard directory.isEmpty || directory.hasPrefix("/") else { throw fail("stateDirectory", "must be an absolute path or \"\", not \(directory)") }
+            configuration.stateDirectory = directory
         }
         return configuration
     }

@@ -70,10 +70,14 @@ extension Daemon {
         if updated.socketPath != configuration.socketPath || updated.socketMode != configuration.socketMode {
             log.warning("the control socket's path and mode change only when voipd restarts")
         }
+        if updated.stateDirectory != configuration.stateDirectory {
+            log.warning("the state file's directory changes only when voipd restarts")
+        }
         let triggerChanged = updated.memoryPressureTrigger != configuration.memoryPressureTrigger
         var kept = updated
         kept.socketPath = configuration.socketPath
         kept.socketMode = configuration.socketMode
+        kept.stateDirectory = configuration.stateDirectory
         configuration = kept
         log.level = kept.logLevel
         for app in apps.values { app.lifecycle.timings = kept.timings }
@@ -134,12 +138,8 @@ extension Daemon {
     /// Stores (or replaces) an app's record in the service manager's store.
     func storeRecord(of app: AppRecord) {
         guard notifier.isEnabled else { return }
-        let launch = app.launch.map {
-            DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
-                                  account: $0.account, standardOutput: nil, standardError: nil)
-        }
         do {
-            let record = try StoredApp(uid: app.uid, policy: app.lifecycle.policy, launch: launch).memfd()
+            let record = try StoredApp(of: app).memfd()
             notifier.replaceInStore(app: app.name, name: StoredApp.recordName, descriptor: record.rawValue)
         } catch {
             log.warning("\(app.name): cannot store its record with the service manager: \(error)")
@@ -163,14 +163,7 @@ extension Daemon {
                 continue
             }
             guard apps[name] == nil else { continue }
-            let app = AppRecord(name: name, uid: stored.uid, lifecycle: newLifecycle(policy: stored.policy),
-                                since: wallClockSeconds())
-            if let launch = stored.launch {
-                app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
-                                                 workingDirectory: launch.workingDirectory, account: launch.account,
-                                                 adoptingOutput: nil, error: nil)
-            }
-            apps[name] = app
+            apps[name] = stored.appRecord(named: name, lifecycle: newLifecycle(policy: stored.policy))
         }
     }
 
@@ -183,18 +176,7 @@ extension Daemon {
                 notifier.removeFromStore(app: name, name: StoredApp.processName)
                 continue
             }
-            let process = AppProcess(pidfd: PidFd(adopting: descriptor, pid: pid), isChild: false)
-            do {
-                try watch(process, of: app)
-            } catch {
-                log.warning("\(name): cannot watch pid \(pid) again: \(error)")
-                continue
-            }
-            app.process = process
-            let wasStopped = ProcFS.state(of: pid) == "T"
-            try? suspender.resume(process)
-            log.notice("\(name): pid \(pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")
-            feed(app, .launched(inBackground: true, reason: "still running when voipd started"))
+            adoptSurvivor(AppProcess(pidfd: PidFd(adopting: descriptor, pid: pid), isChild: false), of: app, inBackground: true)
         }
     }
 }

@@ -72,6 +72,7 @@ extension Daemon {
         for held in registry.sockets(of: app.name) { release(held) }
         for kind in LifecycleTimer.allCases { timers.cancel(.app(app.name, kind)) }
         apps[app.name] = nil
+        noteStateChange()
         notifier.removeFromStore(app: app.name, name: StoredApp.recordName)
         notifier.removeFromStore(app: app.name, name: StoredApp.processName)
         log.info("\(app.name): forgotten; its held sockets are closed")

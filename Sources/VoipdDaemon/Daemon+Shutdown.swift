@@ -10,6 +10,8 @@ extension Daemon {
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
         if boundControlSocket { unlink(configuration.socketPath) }
+        // The apps left running are written down: the next voipd supervises them again.
+        saveStateIfChanged()
         log.notice("voipd stopped: \(apps.values.filter { $0.lifecycle.phase.isAlive }.count) apps left running, \(registry.count) held sockets closed")
     }
 }

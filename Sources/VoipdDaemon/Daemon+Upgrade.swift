@@ -78,7 +78,7 @@ extension Daemon {
             apps: apps.values.map { app in
                 DaemonSnapshot.App(
                     name: app.name, uid: app.uid, unclaimed: app.unclaimed, lifecycle: app.lifecycle,
-                    process: app.process.map { DaemonSnapshot.Process(pid: $0.pid, pidfd: $0.pidfd.descriptor.rawValue, isChild: $0.isChild) },
+                    process: app.process.map { DaemonSnapshot.Process(pid: $0.pid, pidfd: $0.pidfd.descriptor.rawValue, isChild: $0.isChild, signalsGroup: $0.signalsGroup) },
                     launch: app.launch.map {
                         DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
                                               account: $0.account, standardOutput: $0.standardOutput, standardError: $0.standardError)
@@ -135,7 +135,8 @@ extension Daemon {
             }
             if let process = saved.process {
                 _ = fcntl(process.pidfd, F_SETFD, FD_CLOEXEC)
-                let restored = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: process.pidfd), pid: process.pid), isChild: process.isChild)
+                let restored = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: process.pidfd), pid: process.pid), isChild: process.isChild,
+                                            signalsGroup: process.signalsGroup)
                 // Level-triggered: a process that ended during the exec is seen at once.
                 try watch(restored, of: app)
                 app.process = restored

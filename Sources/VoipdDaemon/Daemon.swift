@@ -14,6 +14,8 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case serviceWatchdog
     /// Tell the service manager how things are (STATUS=), at most once a second.
     case serviceStatus
+    /// Write the state file, at most once a second (before a stop, at once if need be).
+    case saveState
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
@@ -75,6 +77,10 @@ public final class Daemon {
     let arguments: [String]
     /// The resource limits voipd was started with, which its apps start with.
     var appResourceLimits: [ResourceLimit] = []
+    /// Where this voipd writes down its apps for the next one (nil: nowhere).
+    var stateFile: StateFile?
+    /// This boot's id: a state file written before the last boot names no process.
+    let bootID = ProcFS.bootID ?? ""
     /// App manifests by name.
     var manifests: [String: ResolvedManifest] = [:]
     /// Manifests in error, by the name of their file, to say why an app cannot be launched.
@@ -125,11 +131,14 @@ public final class Daemon {
         setUpMemoryPressureTrigger()
         if activated.controlSocket != nil { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
+        stateFile = openStateFile()
         if let snapshot { try restore(snapshot) }
         // Records, then the processes still running (so their data does not start a second
-        // copy beside them), then the sockets.
+        // copy beside them), then the sockets. The service manager's store first, then the
+        // state file for what the store did not have; an upgrade's snapshot has it all.
         takeBackApps(activated)
         takeBackProcesses(activated)
+        if snapshot == nil { takeBackFromStateFile() }
         takeBack(activated)
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
@@ -138,6 +147,7 @@ public final class Daemon {
     public func run() throws {
         log.notice("voipd listening on \(configuration.socketPath) (pid \(getpid()), suspension by \(suspender.name))")
         launchAtStart()
+        saveStateIfChanged()
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
@@ -147,6 +157,7 @@ public final class Daemon {
                 drainDeferredInputs()
             }
             flushBroadcasts()
+            saveStateIfDue()
             if let request = pendingUpgrade {
                 pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
@@ -209,6 +220,8 @@ public final class Daemon {
                 if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
             case .serviceStatus:
                 notifier.notify(["STATUS=\(statusLine)"])
+            case .saveState:
+                saveStateIfChanged()
             }
         }
     }
@@ -321,6 +334,9 @@ public final class Daemon {
 
     private func suspend(_ app: AppRecord) {
         guard let process = app.process else { return }
+        // A process voipd may stop is in the state file first: a voipd that dies now leaves
+        // the next one what it needs to continue it.
+        saveStateUnlessRecorded(process)
         // Reports on before the signal: a stop that comes at once must be reported.
         reportingStops = true
         do {
@@ -373,6 +389,8 @@ public final class Daemon {
         let routine = (from == .background && to == .suspended) || (from == .suspended && to == .background)
         log.log(routine ? .debug : .info, "\(app.name): \(from.rawValue) → \(to.rawValue) (\(reason))")
         if !followers.isEmpty { pendingBroadcasts.append(record) }
+        // Between background and suspended the state file has nothing new to say.
+        if !routine { noteStateChange() }
         if to == .terminated { finishLaunchWaiters(app) }
     }
 }

@@ -7,7 +7,7 @@ public enum DaemonCommandLine {
     public static let usage = """
     usage: voipd [--config FILE] [--check-config] [--socket PATH] [--log-level LEVEL]
                  [--time-scale FACTOR] [--timing NAME=SECONDS]... [--socket-quota N]
-                 [--apps-directory DIR] [--no-memory-pressure-trigger]
+                 [--apps-directory DIR] [--state-directory DIR] [--no-memory-pressure-trigger]
            voipd --version
 
     Supervises apps the iOS way: suspends them in the background, holds their VoIP sockets,
@@ -24,6 +24,9 @@ public enum DaemonCommandLine {
       --timing NAME=SECONDS  set one lifecycle duration (after scaling); see docs/CONFIGURATION.md
       --socket-quota N       VoIP sockets one app may have held (default 64, at most 253)
       --apps-directory DIR   app manifests (default /etc/voipd/apps.d)
+      --state-directory DIR  where voipd writes down its apps, so that the next voipd
+                             resumes those a crash left stopped (default: the control
+                             socket's directory; "" for none)
       --no-memory-pressure-trigger
                              do not watch /proc/pressure/memory
       --version              print voipd's version and protocol version, then exit
@@ -79,6 +82,7 @@ public enum DaemonCommandLine {
             case "--time-scale": flags.timeScale = try number(argument)
             case "--socket-quota": flags.socketQuota = try number(argument)
             case "--apps-directory": flags.appsDirectory = try value(argument)
+            case "--state-directory": flags.stateDirectory = try value(argument)
             case "--timing":
                 let text = try value(argument)
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -109,6 +113,7 @@ public enum DaemonCommandLine {
         case "timeScale": return "time-scale"
         case "socketQuota": return "socket-quota"
         case "appsDirectory": return "apps-directory"
+        case "stateDirectory": return "state-directory"
         case let timing where timing.hasPrefix("timings."): return "timing \(timing.dropFirst(8))"
         default: return key
         }

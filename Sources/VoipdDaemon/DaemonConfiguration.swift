@@ -24,6 +24,9 @@ public struct DaemonConfiguration: Sendable {
     public var environment: [String: String] = [:]
     /// The directory of app manifests (one JSON file per app).
     public var appsDirectory: String = DaemonConfiguration.defaultAppsDirectory
+    /// Where the state file goes (``RecoveryState``): nil for the control socket's
+    /// directory, "" for nowhere.
+    public var stateDirectory: String?
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()

@@ -30,6 +30,8 @@ struct DaemonSnapshot: Codable {
         var pid: Int32
         var pidfd: CInt
         var isChild: Bool
+        /// Absent in snapshots of voipds before the state file: as `isChild`.
+        var signalsGroup: Bool?
     }
 
     struct Launch: Codable {

@@ -12,20 +12,29 @@ final class AppProcess {
     var token: UInt64 = 0
     /// Delay before the next look at /proc for a stop that no SIGCHLD will confirm.
     var stopCheckDelay: Duration = .milliseconds(1)
+    /// Signals go to its whole process group: voipd launched it as the leader of a session
+    /// of its own (an earlier voipd may have: then it is no longer voipd's child).
+    let signalsGroup: Bool
+    /// Pid, start time and uid, for the state file (read once, when first needed).
+    var identity: ProcessIdentity?
 
-    init(pidfd: consuming PidFd, isChild: Bool) {
+    init(pidfd: consuming PidFd, isChild: Bool, signalsGroup: Bool? = nil) {
         self.pidfd = pidfd
         self.isChild = isChild
+        self.signalsGroup = signalsGroup ?? isChild
     }
 
     var pid: pid_t { pidfd.pid }
 
     /// Signals the app: a process voipd launched leads a session and process group of its
     /// own, and the whole group gets the signal, so helpers it started stop and die with
-    /// it. (The leader is voipd's unreaped child, so its pid, the group's id, cannot be
-    /// reused meanwhile.) A process voipd did not start gets it alone, through its pidfd.
+    /// it. A process voipd did not start gets it alone, through its pidfd.
     func send(_ signal: CInt) throws {
-        if isChild {
+        if signalsGroup {
+            // The group's id is the leader's pid, which cannot be reused while the leader is
+            // voipd's unreaped child; a leader that is not voipd's child is first checked to
+            // be alive through its pidfd.
+            if !isChild { try pidfd.send(0) }
             // The error's text is made only on failure: a SIGCONT is the first thing a wake does.
             guard kill(-pid, signal) == 0 else { throw Errno.current("kill(-\(pid), \(signalName(signal)))") }
         } else {

@@ -36,6 +36,34 @@ public enum ProcFS {
         return pid_t(fields[1])
     }
 
+    /// The process group's id (field 5 of /proc/PID/stat).
+    public static func processGroup(of pid: pid_t) -> pid_t? {
+        guard let fields = statFields(pid), fields.count > 2 else { return nil }
+        return pid_t(fields[2])
+    }
+
+    /// When the process started, in clock ticks after boot (field 22 of /proc/PID/stat):
+    /// with the pid, it names one process for the life of the system.
+    public static func startTime(of pid: pid_t) -> UInt64? {
+        guard let fields = statFields(pid), fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The real uid (the first of the `Uid:` line of /proc/PID/status).
+    public static func realUserID(of pid: pid_t) -> uid_t? {
+        guard let status = read("/proc/\(pid)/status") else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
+            return line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " }).first.flatMap { uid_t($0) }
+        }
+        return nil
+    }
+
+    /// This boot's random id (/proc/sys/kernel/random/boot_id): pids and start times mean
+    /// nothing after a reboot.
+    public static var bootID: String? {
+        read("/proc/sys/kernel/random/boot_id").map { String($0.prefix { !$0.isWhitespace }) }
+    }
+
     /// Resident memory in bytes (/proc/PID/statm).
     public static func residentBytes(of pid: pid_t) -> UInt64? {
         guard let text = read("/proc/\(pid)/statm") else { return nil }

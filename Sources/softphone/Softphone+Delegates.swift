@@ -14,6 +14,21 @@ extension Softphone: VoIPApplicationDelegate {
     func applicationWillEnterForeground(_ application: VoIPApplication) {
         presence?.resume()
     }
+
+    // voipd restarting is not the app's business: it keeps its calls and its SIP
+    // connection, and the client library registers the connection again.
+    func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {
+        Log.write("lifecycle", "voipd went away; running unsupervised until it is back")
+    }
+
+    func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {
+        let names = application.registeredVoIPSocketNames.joined(separator: ", ")
+        Log.write("lifecycle", "voipd is back: connected again (\(application.state.rawValue)); VoIP sockets registered again: \(names.isEmpty ? "none" : names)")
+    }
+
+    func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {
+        Log.write("sip", "voipd, back, refused the VoIP socket \(name): \(error)")
+    }
 }
 
 extension Softphone: SIPLinkDelegate {

@@ -46,6 +46,7 @@ final class Softphone {
             do {
                 try turn()
             } catch let error as VoipdError where error == .disconnected {
+                // Only with reconnection turned off.
                 Log.write("lifecycle", "voipd closed the control connection; exiting")
                 return 1
             } catch {
@@ -83,14 +84,14 @@ final class Softphone {
         var descriptors = [application.fileDescriptor, sip.fileDescriptor ?? -1, presence?.fileDescriptor ?? -1].map {
             pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
         }
-        let timeout = application.connection.hasBufferedMessages ? 0 : pollTimeout(until: nextDeadline)
+        let timeout = application.hasBufferedMessages ? 0 : pollTimeout(until: nextDeadline)
         if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR {
             throw NetworkError("poll")
         }
         if descriptors[1].revents != 0 { sip.readAvailable() }
         if descriptors[2].revents != 0 { presence?.readAvailable() }
         fireDueTimers()
-        if descriptors[0].revents != 0 || application.connection.hasBufferedMessages { try handleEvents() }
+        if descriptors[0].revents != 0 || application.hasBufferedMessages { try handleEvents() }
     }
 
     private var nextDeadline: ContinuousClock.Instant? {

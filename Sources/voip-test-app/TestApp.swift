@@ -10,6 +10,7 @@ final class TestApp {
     private var noAck = Set<String>()
     private var readsOnItsOwn = true
     private var exitsOnWake = false
+    private var reconnects = true
     /// Memory the app holds on purpose (touched, so it is resident).
     private var ballast: [[UInt8]] = []
     private var sockets: [String: TestSocket] = [:]
@@ -31,6 +32,7 @@ final class TestApp {
         while let kind = option("--no-ack") { noAck.insert(kind) }
         readsOnItsOwn = !options.contains("--no-read")
         exitsOnWake = options.contains("--exit-on-wake")
+        reconnects = !options.contains("--no-reconnect")
         guard let reportPath else {
             _ = "voip-test-app: --report PATH is required\n".withCString { Glibc.write(2, $0, strlen($0)) }
             return 2
@@ -46,14 +48,22 @@ final class TestApp {
             channel.report(["event": "error", "message": "connect: \(error)"])
             return 1
         }
+        application.reconnection.isEnabled = reconnects
+        application.delegate = self
+        let restored = takeRestoredSockets()
+        channel.report(["event": "hello", "pid": Int(getpid()), "state": application.state.rawValue, "restored": restored])
+        return loop()
+    }
+
+    /// The sockets voipd handed back, taken as the app's VoIP sockets; their names.
+    private func takeRestoredSockets() -> [String] {
         let restored = application.restoredSocketNames
         for name in restored {
             if let fd = application.takeRestoredSocket(named: name) {
                 sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: true)
             }
         }
-        channel.report(["event": "hello", "pid": Int(getpid()), "state": application.state.rawValue, "restored": restored])
-        return loop()
+        return restored
     }
 
     private func readSocket(_ socket: TestSocket) {
@@ -165,7 +175,7 @@ final class TestApp {
                           pollfd(fd: channel.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
             let watched = sockets.values.filter { readsOnItsOwn && $0.isVoIP }.sorted { $0.name < $1.name }
             polled += watched.map { pollfd(fd: $0.descriptor.rawValue, events: Int16(POLLIN), revents: 0) }
-            let timeout: Int32 = application.connection.hasBufferedMessages ? 0 : -1
+            let timeout: Int32 = application.hasBufferedMessages ? 0 : -1
             if poll(&polled, nfds_t(polled.count), timeout) < 0 && errno != EINTR { break }
             for (index, socket) in watched.enumerated() where polled[index + 2].revents != 0 { readSocket(socket) }
             if polled[1].revents != 0 {
@@ -174,7 +184,7 @@ final class TestApp {
                     do { try execute(command) } catch { channel.report(["event": "error", "message": "\(command["cmd"] ?? ""): \(error)"]) }
                 }
             }
-            if polled[0].revents != 0 || application.connection.hasBufferedMessages {
+            if polled[0].revents != 0 || application.hasBufferedMessages {
                 do {
                     while let event = try application.nextEvent(timeoutMilliseconds: 0) { try handle(event) }
                 } catch VoipdError.disconnected {
@@ -186,5 +196,22 @@ final class TestApp {
             }
         }
         return 1
+    }
+}
+
+/// voipd going away and coming back, reported as it happens.
+extension TestApp: VoIPApplicationDelegate {
+    func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {
+        channel.report(["event": "disconnected"])
+    }
+
+    func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {
+        let restored = takeRestoredSockets()
+        channel.report(["event": "reconnected", "pid": Int(getpid()), "state": application.state.rawValue,
+                        "registered": application.registeredVoIPSocketNames, "restored": restored])
+    }
+
+    func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {
+        channel.report(["event": "registrationRefused", "socket": name, "message": "\(error)"])
     }
 }

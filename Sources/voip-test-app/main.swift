@@ -13,6 +13,7 @@ import VoipdSystem
 //   --no-read            do not read VoIP sockets on its own; only on a "read" command
 //   --exit-on-wake       exit (status 3) on voipSocketReadable: a crash loop for the tests
 //   --socket PATH        voipd's control socket
+//   --no-reconnect       exit when the connection to voipd closes, instead of reconnecting
 
 signal(SIGPIPE, SIG_IGN)
 exit(TestApp(arguments: Array(CommandLine.arguments.dropFirst())).run())

@@ -114,9 +114,21 @@ final class AppFleet {
     }
 
     /// Kills every app process still alive (voipd has normally ended them already).
+    /// Kills every app and waits (10 s at most) until each has ended: the next
+    /// configuration's voipd, in the same directory, must not find one still running in the
+    /// state file this one's voipd left.
     func killAll() {
         for process in processes {
             try? process.pidfd.send(SIGKILL)
+        }
+        let deadline = MonotonicInstant.now.nanoseconds + 10_000_000_000
+        for process in processes {
+            var watched = pollfd(fd: process.pidfd.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            while MonotonicInstant.now.nanoseconds < deadline {
+                let remaining = Int32((deadline - MonotonicInstant.now.nanoseconds) / 1_000_000) + 1
+                let ready = poll(&watched, 1, remaining)
+                if ready > 0 || (ready < 0 && errno != EINTR) { break }
+            }
         }
     }
 

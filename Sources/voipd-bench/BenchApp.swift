@@ -29,6 +29,8 @@ enum BenchApp {
         do {
             if let cpu { try pinCurrentThread(to: cpu) }
             let application = try VoIPApplication()
+            // It ends with voipd (the bench stops voipd to end the run), instead of waiting for another.
+            application.reconnection.isEnabled = false
             let voip = try Socket.connectUnix(path: path, type: Socket.streamType)
             try application.registerVoIPSocket(voip.rawValue, name: "bench")
             // Registered: the bench may now send it to the background.
@@ -55,13 +57,13 @@ enum BenchApp {
         while true {
             watched[0] = pollfd(fd: voip, events: Int16(POLLIN), revents: 0)
             watched[1] = pollfd(fd: application.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let timeout: Int32 = application.connection.hasBufferedMessages ? 0 : -1
+            let timeout: Int32 = application.hasBufferedMessages ? 0 : -1
             if poll(watched, 2, timeout) < 0 {
                 guard errno == EINTR else { throw Errno.current("poll") }
                 continue
             }
             if watched[0].revents != 0 { reader.read() }
-            if watched[1].revents != 0 || application.connection.hasBufferedMessages {
+            if watched[1].revents != 0 || application.hasBufferedMessages {
                 // One message per readiness, then only what already came with it: no second
                 // look at the connection after acknowledging, so the app is back in its
                 // poll (where the stop finds it, and where a wake resumes it) at once.
@@ -69,7 +71,7 @@ enum BenchApp {
                 while let current = event {
                     application.dispatch(current)
                     try application.acknowledge(current)
-                    event = application.connection.hasBufferedMessages ? try application.nextEvent(timeoutMilliseconds: 0) : nil
+                    event = application.hasBufferedMessages ? try application.nextEvent(timeoutMilliseconds: 0) : nil
                 }
             }
             if reader.peerClosed || application.terminationRequested { return 0 }

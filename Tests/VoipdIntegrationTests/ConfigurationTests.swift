@@ -41,6 +41,7 @@ struct ConfigurationTests {
             (#"{"socketMode": "0999"}"#, #"key "socketMode": must be octal permissions"#),
             (#"{"memoryPressureTrigger": "some 1"}"#, #"key "memoryPressureTrigger""#),
             (#"{"appsDirectory": "apps.d"}"#, #"key "appsDirectory": must be an absolute path"#),
+            (#"{"stateDirectory": "state"}"#, #"key "stateDirectory": must be an absolute path or """#),
             (#"{"socketQuota": 4,"#, "not valid JSON"),
           ])
     func invalidConfiguration(file: String, error: String) throws {

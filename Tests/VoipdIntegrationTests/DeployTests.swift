@@ -64,6 +64,8 @@ struct DeployTests {
         #expect(file["eventHistory"] as? Int == daemon.eventHistory)
         #expect(file["memoryPressureTrigger"] as? String == daemon.memoryPressureTrigger)
         #expect(file["appsDirectory"] as? String == daemon.appsDirectory)
+        // The default is the socket's directory.
+        #expect(file["stateDirectory"] as? String == "/run/voipd")
 
         let checked = try runCommand([Binaries.voipd, "--config", Self.deploy + "/voipd.json", "--apps-directory", "/nonexistent", "--check-config"])
         #expect(checked.status == 0, "\(checked.output)")

@@ -53,8 +53,9 @@ struct SystemdIntegrationTests {
         let rig = try ServiceRig()
         defer { rig.stop() }
         let peer = try TCPPeer()
-        // It keeps a wake open (no acknowledgement) until the test has seen what it wants.
-        try rig.writeTestAppManifest("phone", ["arguments": ["--report", rig.reports.path, "--no-ack", "voipSocketReadable"]])
+        // It keeps a wake open (no acknowledgement) until the test has seen what it wants,
+        // and exits when voipd goes (instead of reconnecting), to be relaunched by data.
+        try rig.writeTestAppManifest("phone", ["arguments": ["--report", rig.reports.path, "--no-ack", "voipSocketReadable", "--no-reconnect"]])
 
         // First run: socket-activated, with a watchdog.
         let first = try rig.startSocketActivated(environment: ["WATCHDOG_USEC=200000"])
@@ -145,8 +146,9 @@ struct SystemdIntegrationTests {
         let follower = try VoipdControl(socketPath: rig.socketPath)
         _ = try follower.events(follow: true)
         // Launched with a command line, no manifest: only the stored record says how to start it.
-        // It leaves its socket's data for the test to ask for (so the data relaunches it).
-        _ = try control.launch([Binaries.testApp, "--report", rig.reports.path, "--no-read"], name: "phone")
+        // It leaves its socket's data for the test to ask for (so the data relaunches it), and
+        // exits when its connection to voipd closes instead of reconnecting.
+        _ = try control.launch([Binaries.testApp, "--report", rig.reports.path, "--no-read", "--no-reconnect"], name: "phone")
         let app = try rig.acceptApp("phone")
         try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
         let remote = try peer.accept()

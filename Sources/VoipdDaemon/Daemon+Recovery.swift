@@ -1,0 +1,234 @@
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+
+/// The state file: what this voipd writes down about its apps, and what it takes back at
+/// start from one that died (``RecoveryState``).
+extension Daemon {
+    /// Opens the state file's directory: the configured one, else the control socket's.
+    /// A directory someone other than root or voipd's user could write is refused, and
+    /// voipd runs without a state file, saying so.
+    func openStateFile() -> StateFile? {
+        let directory: String
+        switch configuration.stateDirectory {
+        case "":
+            log.info("no state file (stateDirectory is \"\"): apps a crash of voipd leaves stopped stay stopped unless a service manager's store has them")
+            return nil
+        case let configured?:
+            directory = configured
+        case nil:
+            let parent = parentDirectory(of: configuration.socketPath)
+            directory = parent.isEmpty ? "/" : parent
+        }
+        do {
+            return StateFile(directory: try TrustedDirectory(path: directory), name: StateFile.name(forSocket: configuration.socketPath))
+        } catch {
+            log.error("""
+                no state file, so apps a crash of voipd leaves stopped cannot be resumed by the next voipd: \(error); \
+                set stateDirectory to a directory only root or uid \(geteuid()) can write
+                """)
+            return nil
+        }
+    }
+
+    /// Something the state file records changed: it is written at the end of this turn of
+    /// the loop, or a second after the last write if that was less than a second ago (each
+    /// write costs as much as all the apps: a burst of changes is written once a second),
+    /// or at once before one of the processes it does not name yet is stopped.
+    func noteStateChange() {
+        stateFile?.isStale = true
+    }
+
+    /// At the end of a turn of the loop: writes the state file if it changed, unless it was
+    /// written less than a second ago; then a timer writes it when the second is over. (A
+    /// timer for every change would wake voipd once more for each; this one only for bursts.)
+    func saveStateIfDue() {
+        guard let stateFile, stateFile.isStale, !timers.contains(.saveState) else { return }
+        if let last = stateFile.lastWritten, now - last < StateFile.coalescing {
+            timers.set(.saveState, deadline: last + StateFile.coalescing)
+        } else {
+            saveStateIfChanged()
+        }
+    }
+
+    /// Writes the state file now if `process`, about to be stopped, is not in it. A process
+    /// it names already is stopped without a write: whatever else changed can wait (a
+    /// process the next voipd finds stopped was in the background, whatever the file says).
+    func saveStateUnlessRecorded(_ process: AppProcess) {
+        guard let stateFile else { return }
+        if let identity = process.identity, stateFile.recorded.contains(identity) { return }
+        stateFile.isStale = true
+        saveStateIfChanged()
+    }
+
+    /// Writes the state file if something it records changed. Never on the wake path: a
+    /// wake and the stop after it change nothing the file records.
+    func saveStateIfChanged() {
+        guard let stateFile, stateFile.isStale else { return }
+        timers.cancel(.saveState)
+        stateFile.lastWritten = now
+        do {
+            try stateFile.save(recoveryState())
+            if stateFile.failing { log.notice("the state file \(stateFile.path) is written again") }
+            stateFile.failing = false
+        } catch {
+            // Tried again a second later; logged once.
+            if !stateFile.failing { log.error("cannot write the state file \(stateFile.path): \(error) (further failures not logged)") }
+            stateFile.failing = true
+        }
+    }
+
+    /// What the state file records: every app with a process or a way to start it.
+    func recoveryState() -> RecoveryState {
+        var entries: [RecoveryState.App] = []
+        for app in apps.values.sorted(by: { $0.name < $1.name }) where app.process != nil || app.launch != nil {
+            var recorded: RecoveryState.Process?
+            if let process = app.process {
+                if process.identity == nil { process.identity = process.pidfd.identity() }
+                recorded = process.identity.map {
+                    // SignalSuspender is the only suspender so far.
+                    RecoveryState.Process(identity: $0, leadsGroup: process.signalsGroup, suspension: .signal)
+                }
+            }
+            let state = app.lifecycle.state
+            entries.append(RecoveryState.App(name: app.name, record: StoredApp(of: app), process: recorded,
+                                             foreground: state == .active || state == .inactive))
+        }
+        return RecoveryState(bootID: bootID, apps: entries)
+    }
+
+    /// Takes back the apps a previous voipd wrote down: their records, then their processes
+    /// that are still the same processes; those it left stopped are resumed. Comes after the
+    /// service manager's store, whose pidfds no pid reuse can fool.
+    func takeBackFromStateFile() {
+        guard let stateFile else { return }
+        let state: RecoveryState
+        do {
+            guard let loaded = try stateFile.load() else { return }
+            state = loaded
+        } catch {
+            return log.warning("ignoring the state file \(stateFile.path): \(error)")
+        }
+        guard state.version == RecoveryState.currentVersion else {
+            return log.warning("ignoring the state file \(stateFile.path): version \(state.version), this voipd reads \(RecoveryState.currentVersion)")
+        }
+        guard state.bootID == bootID else {
+            return log.info("ignoring the state file \(stateFile.path): written before the system last started")
+        }
+        if state.skipped > 0 { log.warning("\(state.skipped) apps in the state file \(stateFile.path) could not be read; left out") }
+        log.info("state file \(stateFile.path): \(state.apps.count) apps recorded by voipd pid \(state.writer)")
+        for entry in state.apps { takeBack(entry) }
+    }
+
+    private func takeBack(_ entry: RecoveryState.App) {
+        do {
+            try Self.validateName(entry.name, what: "app")
+        } catch {
+            return log.warning("state file: skipping an app: \(error)")
+        }
+        let app: AppRecord
+        if let existing = apps[entry.name] {
+            app = existing
+        } else if let manifest = manifests[entry.name] {
+            // The manifest says what the app is now.
+            app = record(for: manifest)
+        } else {
+            app = entry.record.appRecord(named: entry.name, lifecycle: newLifecycle(policy: entry.record.policy))
+            apps[entry.name] = app
+        }
+        guard let recorded = entry.process, app.process == nil else { return }
+        guard let process = survivingProcess(recorded, of: entry.name) else { return }
+        adoptSurvivor(process, of: app, inBackground: !entry.foreground)
+    }
+
+    /// The recorded process, if it is still the same process and voipd may act on it: the
+    /// same start time (a reused pid names another process), the same real uid, and
+    /// voipd's own uid unless voipd runs as root.
+    private func survivingProcess(_ recorded: RecoveryState.Process, of name: String) -> AppProcess? {
+        let expected = recorded.identity
+        let pid = expected.pid
+        guard pid > 1, pid != getpid(), !apps.values.contains(where: { $0.process?.pid == pid }) else {
+            log.warning("\(name): pid \(pid) from the state file is not an app's process to take back: left alone")
+            return nil
+        }
+        let pidfd: PidFd
+        do {
+            pidfd = try PidFd(pid: pid)
+        } catch {
+            log.info("\(name): pid \(pid) from the state file has ended")
+            return nil
+        }
+        guard let found = pidfd.identity() else {
+            log.info("\(name): pid \(pid) from the state file has ended")
+            return nil
+        }
+        guard found.startTime == expected.startTime else {
+            log.warning("\(name): pid \(pid) is another process now (started at tick \(found.startTime), not \(expected.startTime)): left alone")
+            return nil
+        }
+        guard found.uid == expected.uid else {
+            log.warning("\(name): pid \(pid) runs as uid \(found.uid), not uid \(expected.uid) as recorded: left alone")
+            return nil
+        }
+        guard geteuid() == 0 || found.uid == geteuid() else {
+            log.warning("\(name): pid \(pid) belongs to uid \(found.uid); voipd runs as uid \(geteuid()): left alone")
+            return nil
+        }
+        switch recorded.suspension {
+        case .signal: break
+        }
+        // Still the leader of its group, or it is signalled alone.
+        let leadsGroup = recorded.leadsGroup && ProcFS.processGroup(of: pid) == pid
+        let process = AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup)
+        process.identity = found
+        return process
+    }
+
+    /// Supervises again a process an earlier voipd supervised (found in the service
+    /// manager's store or the state file): watched for its end, resumed if it was left
+    /// stopped, and launched in the lifecycle's eyes, to connect again.
+    func adoptSurvivor(_ process: AppProcess, of app: AppRecord, inBackground: Bool) {
+        do {
+            try watch(process, of: app)
+        } catch {
+            return log.warning("\(app.name): cannot watch pid \(process.pid) again: \(error)")
+        }
+        app.process = process
+        // Only a process really stopped is continued ('t', a debugger's stop, is not ours).
+        // voipd stops only apps in the background: one found stopped was there.
+        let wasStopped = suspender.isStopped(process)
+        if wasStopped {
+            do {
+                try suspender.resume(process)
+            } catch {
+                log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
+            }
+        }
+        log.notice("\(app.name): pid \(process.pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")
+        feed(app, .launched(inBackground: inBackground || wasStopped, reason: "still running when voipd started"))
+    }
+}
+
+extension StoredApp {
+    /// What the service manager's store and the state file keep of an app.
+    init(of app: AppRecord) {
+        let launch = app.launch.map {
+            DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
+                                  account: $0.account, standardOutput: nil, standardError: nil)
+        }
+        self.init(uid: app.uid, policy: app.lifecycle.policy, launch: launch)
+    }
+
+    /// A record for the app this describes, not running (its output goes to voipd's own),
+    /// with `lifecycle` (of the record's policy).
+    func appRecord(named name: String, lifecycle: AppLifecycle) -> AppRecord {
+        let app = AppRecord(name: name, uid: uid, lifecycle: lifecycle, since: wallClockSeconds())
+        if let launch {
+            app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
+                                             workingDirectory: launch.workingDirectory, account: launch.account,
+                                             adoptingOutput: nil, error: nil)
+        }
+        return app
+    }
+}

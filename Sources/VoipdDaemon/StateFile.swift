@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import VoipdSystem
+
+/// Where ``RecoveryState`` is kept between two runs of voipd: a JSON file in a directory
+/// only root and voipd's user can write (``TrustedDirectory``), replaced whole each time.
+final class StateFile {
+    /// A larger file is not read: a thousand apps with long command lines take a few MB.
+    static let largest = 16 << 20
+    /// How long changes are gathered before the file is written.
+    static let coalescing: Duration = .seconds(1)
+
+    let directory: TrustedDirectory
+    let name: String
+    /// Something the file records has changed since it was last written.
+    var isStale = true
+    /// The processes the file on disk names.
+    var recorded: Set<ProcessIdentity> = []
+    /// When the file was last written (or tried to be), on the daemon's clock.
+    var lastWritten: Duration?
+    /// A failure to write is logged once, until a write succeeds again.
+    var failing = false
+
+    init(directory: consuming TrustedDirectory, name: String) {
+        self.directory = directory
+        self.name = name
+    }
+
+    var path: String { directory.path + "/" + name }
+
+    /// The file's name for a control socket: the socket's name with `.state` for its
+    /// extension ("voipd.sock" → "voipd.state"), so that voipds with sockets of different
+    /// names can share a directory.
+    static func name(forSocket socketPath: String) -> String {
+        let file = socketPath.split(separator: "/").last.map(String.init) ?? "voipd"
+        let stem = file.lastIndex(of: ".").map { file[..<$0] }.map(String.init) ?? file
+        return (stem.isEmpty ? file : stem) + ".state"
+    }
+
+    /// The state a previous voipd wrote, or nil when there is none.
+    func load() throws -> RecoveryState? {
+        guard let content = try directory.read(name, limit: Self.largest) else { return nil }
+        return try JSONDecoder().decode(RecoveryState.self, from: Data(content))
+    }
+
+    func save(_ state: RecoveryState) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try directory.replace(name, with: Array(try encoder.encode(state)))
+        isStale = false
+        recorded = Set(state.apps.compactMap { $0.process?.identity })
+    }
+}

@@ -1,0 +1,350 @@
+import Foundation
+import Glibc
+import Testing
+import VoipClient
+import VoipdSystem
+
+/// voipd killed without a service manager to keep anything (issue 8, item 4): the state
+/// file lets the next voipd resume the apps it left stopped, and the client library
+/// reconnects them by itself, sockets and all. And a state file voipd did not write, or
+/// that names processes that are not the apps', makes it signal nothing.
+@Suite("Restart recovery", .serialized)
+struct RestartRecoveryTests {
+    static let arguments = ["--time-scale", "0.1"]
+
+    /// A voipd of the rig's, started by hand (only what `passing` names is passed), once ready.
+    static func start(_ rig: ServiceRig, passing descriptors: [(name: String, descriptor: CInt)] = [],
+                      arguments extra: [String] = []) throws -> TestProcess {
+        let voipd = try rig.start(passing: descriptors, arguments: arguments + extra)
+        try rig.manager.expect("READY=1", context: rig.log)
+        return voipd
+    }
+
+    /// A connection for commands, and one following the event stream.
+    static func controls(_ rig: ServiceRig) throws -> (control: VoipdControl, follower: VoipdControl) {
+        let follower = try VoipdControl(socketPath: rig.socketPath)
+        _ = try follower.events(follow: true)
+        return (try VoipdControl(socketPath: rig.socketPath), follower)
+    }
+
+    /// Sends `app` to the background and waits until it is suspended.
+    static func suspend(_ app: String, _ control: VoipdControl, _ follower: VoipdControl) throws {
+        try control.command(.background, app)
+        try control.waitUntil(app, is: .suspended, follower: follower)
+    }
+
+    /// voipd killed (no chance to resume anything), and gone.
+    static func crash(_ voipd: TestProcess) throws {
+        try voipd.pidfd.send(SIGKILL)
+        _ = try voipd.waitForExit(.seconds(10))
+    }
+
+    /// A launched test app with VoIP sockets registered to `peer`, and their far ends.
+    static func launch(_ rig: ServiceRig, _ control: VoipdControl, _ name: String, sockets: [String], peer: TCPPeer,
+                       extra: [String] = []) throws -> (TestAppHandle, [String: PeerConnection]) {
+        _ = try control.launch([Binaries.testApp, "--report", rig.reports.path] + extra, name: name)
+        let app = try rig.acceptApp(name)
+        var remotes: [String: PeerConnection] = [:]
+        for socket in sockets {
+            try app.send(["cmd": "register", "socket": socket, "connect": peer.address])
+            remotes[socket] = try peer.accept()
+            try app.expect { $0["event"] as? String == "registered" && $0["socket"] as? String == socket }
+        }
+        return (app, remotes)
+    }
+
+    @Test("SIGKILL voipd with suspended apps whose VoIP sockets have unread data: a new voipd on the same path resumes each, each reconnects and registers its sockets again, every byte is read, and the new voipd wakes them as the old one did")
+    func crashWithSuspendedApps() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let peer = try TCPPeer()
+        let first = try Self.start(rig)
+        let (control, follower) = try Self.controls(rig)
+
+        // Three apps suspended (one with two VoIP sockets), one in the foreground.
+        let layout = ["alpha": ["sip", "xmpp"], "bravo": ["sip"], "charlie": ["sip"], "delta": ["sip"]]
+        var apps: [String: TestAppHandle] = [:]
+        var remotes: [String: [String: PeerConnection]] = [:]
+        for (name, sockets) in layout.sorted(by: { $0.key < $1.key }) {
+            (apps[name], remotes[name]) = try Self.launch(rig, control, name, sockets: sockets, peer: peer)
+        }
+        let suspended = ["alpha", "bravo", "charlie"]
+        for name in suspended {
+            try Self.suspend(name, control, follower)
+        }
+        var pids: [String: pid_t] = [:]
+        for (name, app) in apps { pids[name] = app.pid }
+
+        // The state file, beside the socket: voipd's alone.
+        let statePath = rig.directory + "/voipd.state"
+        var info = stat()
+        #expect(stat(statePath, &info) == 0, "no state file at \(statePath)")
+        #expect(info.st_mode & 0o777 == 0o600 && info.st_uid == geteuid())
+        let written = try PlantedStateFile.read(statePath)
+        #expect((written["apps"] as? [[String: Any]])?.compactMap { $0["name"] as? String }.sorted() == layout.keys.sorted())
+
+        // voipd dies: nothing resumes the apps, and data arrives for each meanwhile.
+        try Self.crash(first)
+        for name in suspended { #expect(processState(pids[name]!) == "T", "\(name) left stopped by the crash") }
+        for (name, sockets) in remotes {
+            for (socket, remote) in sockets { try remote.write("INVITE \(name)/\(socket)") }
+        }
+
+        // A new voipd by hand on the same path: it resumes each, and each reconnects.
+        let second = try Self.start(rig)
+        for name in suspended {
+            #expect(rig.log.contains("\(name): pid \(pids[name]!) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        }
+        for (name, app) in apps.sorted(by: { $0.key < $1.key }) {
+            try app.expect { $0["event"] as? String == "disconnected" }
+            let back = try app.expect { $0["event"] as? String == "reconnected" }
+            #expect(back["registered"] as? [String] == layout[name], "\(name) registered again \(back)")
+            #expect(back["pid"] as? Int == Int(pids[name]!), "the same process, not a relaunch")
+            for socket in layout[name]! {
+                let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == socket }
+                #expect(read["data"] as? String == "INVITE \(name)/\(socket)")
+            }
+        }
+        let (control2, follower2) = try Self.controls(rig)
+        for (name, sockets) in layout {
+            let status = try control2.app(name)
+            // Known for what it was: owner, how it was launched, the same process.
+            #expect(status.pid == pids[name])
+            #expect(status.uid == getuid())
+            #expect(status.launchedByVoipd)
+            #expect(try control2.sockets(name).map(\.name).sorted() == sockets)
+        }
+        // The foreground app stays in the foreground.
+        #expect(try control2.app("delta").state == .active)
+
+        // Back in the background (the wake budget of the adoption spent), suspended by the
+        // new voipd, which now wakes them on data as the old one did.
+        for name in suspended { try control2.waitUntil(name, is: .suspended, follower: follower2) }
+        for name in suspended {
+            #expect(processState(pids[name]!) == "T")
+            try remotes[name]!["sip"]!.write("BYE \(name)")
+            let wake = try apps[name]!.expectEvent("voipSocketReadable")
+            #expect(wake["socket"] as? String == "sip")
+            let read = try apps[name]!.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
+            #expect(read["data"] as? String == "BYE \(name)")
+        }
+        #expect(try rig.terminate(second) == .exited(0))
+    }
+
+    @Test("a socket registered while voipd is away is registered when it is back")
+    func registeredWhileAway() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let peer = try TCPPeer()
+        let first = try Self.start(rig)
+        let control = try VoipdControl(socketPath: rig.socketPath)
+        let (app, _) = try Self.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
+        try Self.crash(first)
+        try app.expect { $0["event"] as? String == "disconnected" }
+
+        // The app, running on its own, opens another connection and registers it.
+        try app.send(["cmd": "register", "socket": "late", "connect": peer.address])
+        let remote = try peer.accept()
+        try app.expect { $0["event"] as? String == "registered" && $0["socket"] as? String == "late" }
+
+        let second = try Self.start(rig)
+        let back = try app.expect { $0["event"] as? String == "reconnected" }
+        #expect(back["registered"] as? [String] == ["late", "sip"])
+        let (control2, follower) = try Self.controls(rig)
+        #expect(try control2.sockets("phone").map(\.name).sorted() == ["late", "sip"])
+        // Held by the new voipd: it wakes the app for it once suspended.
+        try Self.suspend("phone", control2, follower)
+        try remote.write("hello late")
+        let wake = try app.expectEvent("voipSocketReadable")
+        #expect(wake["socket"] as? String == "late")
+        _ = try rig.terminate(second)
+    }
+
+    @Test("under a service manager's store, a reconnecting app finds its own socket held again and does not register it twice")
+    func storeAndReconnection() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let peer = try TCPPeer()
+        let listener = try Socket.listenUnix(path: rig.socketPath)
+        let first = try Self.start(rig, passing: [("control", listener.rawValue)])
+        let (control, follower) = try Self.controls(rig)
+        let (app, remotes) = try Self.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
+        try Self.suspend("phone", control, follower)
+        try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
+        try Self.crash(first)
+        try remotes["sip"]!.write("INVITE")
+
+        let second = try Self.start(rig, passing: [("control", listener.rawValue)] + rig.manager.store.map { ($0.name, $0.descriptor.rawValue) })
+        let back = try app.expect { $0["event"] as? String == "reconnected" }
+        #expect(back["registered"] as? [String] == ["sip"])
+        #expect(back["restored"] as? [String] == [], "its own socket, not one of an earlier run")
+        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
+        #expect(read["data"] as? String == "INVITE")
+        #expect(!app.history.contains { $0["event"] as? String == "registrationRefused" })
+        let held = try VoipdControl(socketPath: rig.socketPath).sockets("phone")
+        #expect(held.map(\.name) == ["sip"])
+        // Registered once, with the first voipd; the second took it from the store.
+        #expect(rig.log.components(separatedBy: "phone: holding VoIP socket sip (tcp)\n").count == 2, "\(rig.log)")
+        #expect(rig.log.contains("phone: holding VoIP socket sip (tcp) again, from the service manager's store"))
+        _ = try rig.terminate(second)
+    }
+
+    @Test("an entry a voipd cannot read (a suspension kind of a newer voipd) is left out; the rest of the file still counts",
+          .enabled(if: getuid() == 0, "needs root"))
+    func unknownEntryIsSkipped() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let frozen = try StoppedDecoy()
+        defer { frozen.process.stop() }
+        let stopped = try StoppedDecoy()
+        defer { stopped.process.stop() }
+        let directory = rig.directory + "/state"
+        mkdir(directory, 0o700)
+        var newer = PlantedStateFile.app("frozen", pid: frozen.pid, startTime: frozen.startTime, uid: 0)
+        var process = newer["process"] as! [String: Any]
+        process["suspension"] = ["cgroupFreezer": ["path": "/sys/fs/cgroup/voipd/frozen"]]
+        newer["process"] = process
+        try PlantedStateFile.write(try PlantedStateFile.document([newer, PlantedStateFile.app("stopped", pid: stopped.pid, startTime: stopped.startTime, uid: 0)]),
+                                   to: directory + "/voipd.state")
+        let voipd = try Self.start(rig, arguments: ["--state-directory", directory])
+        #expect(rig.log.contains("1 apps in the state file \(directory)/voipd.state could not be read; left out"), "\(rig.log)")
+        #expect(frozen.isStopped)
+        #expect(!stopped.isStopped)
+        _ = try rig.terminate(voipd)
+    }
+
+    @Test("a recorded pid that now names another process (its start time differs), or a start time that is not the process's, is left alone")
+    func pidReuseIsNotSignalled() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let decoy = try StoppedDecoy()
+        defer { decoy.process.stop() }
+        let first = try Self.start(rig)
+        let (control, follower) = try Self.controls(rig)
+        _ = try control.launch([Binaries.testApp, "--report", rig.reports.path], name: "phone")
+        let app = try rig.acceptApp("phone")
+        try Self.suspend("phone", control, follower)
+        try Self.crash(first)
+
+        // As if the pid had been reused: the phone's entry with another start time, and an
+        // entry naming the decoy's pid with a start time that is not the decoy's.
+        let statePath = rig.directory + "/voipd.state"
+        var state = try PlantedStateFile.read(statePath)
+        var entries = try #require(state["apps"] as? [[String: Any]])
+        var phone = try #require(entries.first { $0["name"] as? String == "phone" })
+        var process = try #require(phone["process"] as? [String: Any])
+        var identity = try #require(process["identity"] as? [String: Any])
+        let realStart = try #require(identity["startTime"] as? Int)
+        identity["startTime"] = realStart + 1
+        process["identity"] = identity
+        phone["process"] = process
+        entries = [phone, PlantedStateFile.app("decoy", pid: decoy.pid, startTime: UInt64(realStart), uid: 0)]
+        state["apps"] = entries
+        try PlantedStateFile.write(try JSONSerialization.data(withJSONObject: state), to: statePath)
+
+        let second = try Self.start(rig)
+        #expect(rig.log.contains("phone: pid \(app.pid) is another process now"), "\(rig.log)")
+        #expect(rig.log.contains("decoy: pid \(decoy.pid) is another process now"), "\(rig.log)")
+        #expect(processState(app.pid) == "T", "the phone's pid was not the phone's any more: not signalled")
+        #expect(decoy.isStopped, "a process the state file misnamed was continued")
+        #expect(try VoipdControl(socketPath: rig.socketPath).app("phone").pid == nil)
+        _ = try rig.terminate(second)
+    }
+
+    /// A state file (or directory) an unprivileged user could have written, or content that
+    /// does not hold, naming a stopped process of root's.
+    enum Planting: String, CaseIterable, CustomTestStringConvertible {
+        case garbage, fileOfAnotherUser, fileWritableByOthers, directoryOfAnotherUser, directoryWritableByOthers, uidNotTheProcesss
+        var testDescription: String { rawValue }
+    }
+
+    @Test("a root voipd signals nothing a state file it cannot trust names, and keeps serving",
+          .enabled(if: getuid() == 0, "needs root (chown)"), arguments: Planting.allCases)
+    func untrustedStateFile(_ planting: Planting) throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let decoy = try StoppedDecoy()
+        defer { decoy.process.stop() }
+        let directory = rig.directory + "/state"
+        mkdir(directory, 0o700)
+        let path = directory + "/voipd.state"
+        let honest = try PlantedStateFile.document([PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 0)])
+        switch planting {
+        case .garbage:
+            try PlantedStateFile.write(Data((0..<4096).map { _ in UInt8.random(in: 0...255) }), to: path)
+        case .fileOfAnotherUser:
+            try PlantedStateFile.write(honest, to: path, owner: 65534)
+        case .fileWritableByOthers:
+            try PlantedStateFile.write(honest, to: path, mode: 0o666)
+        case .directoryOfAnotherUser:
+            try PlantedStateFile.write(honest, to: path)
+            _ = try valueOrErrno("chown") { chown(directory, 65534, 65534) }
+        case .directoryWritableByOthers:
+            try PlantedStateFile.write(honest, to: path)
+            _ = try valueOrErrno("chmod") { chmod(directory, 0o777) }
+        case .uidNotTheProcesss:
+            try PlantedStateFile.write(try PlantedStateFile.document([
+                PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 65534),
+            ]), to: path)
+        }
+        let voipd = try Self.start(rig, arguments: ["--state-directory", directory])
+        #expect(decoy.isStopped, "\(planting): the decoy was continued\n\(rig.log)")
+        let expected = switch planting {
+        case .garbage: "ignoring the state file \(path)"
+        case .fileOfAnotherUser: "owned by uid 65534, not uid 0"
+        case .fileWritableByOthers: "\(path): writable by others (mode 666)"
+        case .directoryOfAnotherUser: "\(directory): owned by uid 65534, neither root nor uid 0"
+        case .directoryWritableByOthers: "\(directory): writable by others (mode 777)"
+        case .uidNotTheProcesss: "decoy: pid \(decoy.pid) runs as uid 0, not uid 65534 as recorded: left alone"
+        }
+        #expect(rig.log.contains(expected), "\(planting): \(rig.log)")
+        // It serves all the same.
+        _ = try VoipdControl(socketPath: rig.socketPath).status()
+        #expect(try rig.terminate(voipd) == .exited(0))
+    }
+
+    @Test("the same file, trusted, does have the decoy continued: what stops it above is the checks",
+          .enabled(if: getuid() == 0, "needs root"))
+    func trustedStateFileResumes() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let decoy = try StoppedDecoy()
+        defer { decoy.process.stop() }
+        let directory = rig.directory + "/state"
+        mkdir(directory, 0o700)
+        try PlantedStateFile.write(try PlantedStateFile.document([PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 0)]),
+                                   to: directory + "/voipd.state")
+        let voipd = try Self.start(rig, arguments: ["--state-directory", directory])
+        #expect(rig.log.contains("decoy: pid \(decoy.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        #expect(!decoy.isStopped)
+        _ = try rig.terminate(voipd)
+    }
+
+    @Test("an unprivileged voipd leaves alone a process of root's that its own state file names",
+          .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv"), "needs root and setpriv"))
+    func unprivilegedVoipdLeavesRootsProcessAlone() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let decoy = try StoppedDecoy()
+        defer { decoy.process.stop() }
+        // A directory of uid 65534's, reachable by it.
+        _ = try valueOrErrno("chmod") { chmod(rig.directory, 0o711) }
+        let home = rig.directory + "/nobody"
+        mkdir(home, 0o700)
+        _ = try valueOrErrno("chown") { chown(home, 65534, 65534) }
+        try PlantedStateFile.write(try PlantedStateFile.document([PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 0)]),
+                                   to: home + "/voipd.state", owner: 65534)
+        let logPath = home + "/voipd.log"
+        let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+        let voipd = try TestProcess(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                     Binaries.voipd, "--socket", home + "/voipd.sock", "--no-memory-pressure-trigger",
+                                     "--apps-directory", home + "/apps.d", "--log-level", "debug"],
+                                    environment: currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") },
+                                    output: log.rawValue)
+        defer { voipd.stop() }
+        try waitForText("voipd listening on", in: logPath)
+        let text = ProcFS.read(logPath) ?? ""
+        #expect(text.contains("decoy: pid \(decoy.pid) belongs to uid 0; voipd runs as uid 65534: left alone"), "\(text)")
+        #expect(decoy.isStopped)
+    }
+}
