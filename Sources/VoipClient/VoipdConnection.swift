@@ -54,6 +54,9 @@ public final class VoipdConnection {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
             let header = try decode(ReplyHeader.self, frame.body)
             guard header.id == id else {
+                // Request 0: about the connection itself (refused at connect, a frame voipd
+                // could not read), and so about this request.
+                if header.id == 0, let error = header.error { throw VoipdError.refused(error) }
                 // A reply to an earlier request that timed out: drop it.
                 frame.descriptors.closeAll()
                 continue
@@ -121,6 +124,9 @@ public final class VoipdConnection {
         }
         return unsolicited.removeFirst()
     }
+
+    /// Whether voipd has closed its end (`POLLRDHUP`): requests can only fail on it.
+    public var peerHasClosed: Bool { Socket.peerHasClosed(descriptor.rawValue) }
 
     /// Whether an event or transition is already waiting in this process.
     public var hasBufferedMessages: Bool { !unsolicited.isEmpty }

@@ -6,16 +6,26 @@ import VoipdSystem
 /// Administration of voipd (what `voipctl` does): launch and inspect apps, move them
 /// between states, lock the screen, simulate memory pressure, follow the event stream.
 public final class VoipdControl {
-    public let connection: VoipdConnection
+    public private(set) var connection: VoipdConnection
 
     public init(socketPath: String? = nil) throws {
         connection = try VoipdConnection(socketPath: socketPath)
     }
 
+    /// The connection for the next request. voipd closes a connection that is neither an app
+    /// nor following the event stream after a while without a request (`limits.helloTimeout`):
+    /// then a new one is made.
+    private func live() throws -> VoipdConnection {
+        if connection.peerHasClosed && !connection.hasBufferedMessages {
+            connection = try VoipdConnection(socketPath: connection.socketPath)
+        }
+        return connection
+    }
+
     /// Launches the app of a manifest, by name.
     public func launchManifest(_ name: String, background: Bool = false, waitForConnection: Bool = false,
                                timeout: Duration = .seconds(30)) throws -> AppStatus {
-        let (result, _) = try connection.request(.launch, {
+        let (result, _) = try live().request(.launch, {
             LaunchRequest(id: $0, name: name, arguments: nil, background: background, waitForConnection: waitForConnection)
         }, expecting: AppResult.self, timeout: timeout)
         return result.app
@@ -27,7 +37,7 @@ public final class VoipdControl {
                        background: Bool = false, waitForConnection: Bool = false, speaksProtocol: Bool = true,
                        exitsOnSuspend: Bool = false, relaunchOnData: Bool = true, output: CInt? = nil,
                        timeout: Duration = .seconds(30)) throws -> AppStatus {
-        let (result, _) = try connection.request(.launch, {
+        let (result, _) = try live().request(.launch, {
             LaunchRequest(id: $0, name: name, arguments: arguments, environment: environment.isEmpty ? nil : environment,
                           workingDirectory: workingDirectory, background: background, waitForConnection: waitForConnection,
                           speaksProtocol: speaksProtocol, exitsOnSuspend: exitsOnSuspend, relaunchOnData: relaunchOnData)
@@ -36,7 +46,7 @@ public final class VoipdControl {
     }
 
     public func status(_ name: String? = nil) throws -> [AppStatus] {
-        try connection.request(.status, { AppQueryRequest(id: $0, name: name) }, expecting: StatusResult.self).0.apps
+        try live().request(.status, { AppQueryRequest(id: $0, name: name) }, expecting: StatusResult.self).0.apps
     }
 
     /// One app's status (throws `noSuchApp` if there is none).
@@ -46,23 +56,23 @@ public final class VoipdControl {
     }
 
     public func sockets(_ name: String? = nil) throws -> [HeldSocketStatus] {
-        try connection.request(.sockets, { AppQueryRequest(id: $0, name: name) }, expecting: SocketsResult.self).0.sockets
+        try live().request(.sockets, { AppQueryRequest(id: $0, name: name) }, expecting: SocketsResult.self).0.sockets
     }
 
     @discardableResult
     public func command(_ verb: AppVerb, _ name: String) throws -> AppStatus {
-        try connection.request(.appCommand, { AppCommandRequest(id: $0, verb: verb, name: name) }, expecting: AppResult.self).0.app
+        try live().request(.appCommand, { AppCommandRequest(id: $0, verb: verb, name: name) }, expecting: AppResult.self).0.app
     }
 
     @discardableResult
     public func system(_ verb: SystemVerb, level: MemoryPressureLevel? = nil, count: Int? = nil) throws -> [String] {
-        try connection.request(.systemCommand, { SystemCommandRequest(id: $0, verb: verb, level: level, count: count) },
+        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: verb, level: level, count: count) },
                                expecting: SystemCommandResult.self).0.apps
     }
 
     /// The recent transitions; with `follow`, later ones arrive through ``nextTransition(timeoutMilliseconds:)``.
     public func events(_ name: String? = nil, follow: Bool = false, to states: [AppState]? = nil) throws -> [TransitionRecord] {
-        try connection.request(.events, { EventsRequest(id: $0, name: name, follow: follow, to: states) }, expecting: EventsResult.self).0.transitions
+        try live().request(.events, { EventsRequest(id: $0, name: name, follow: follow, to: states) }, expecting: EventsResult.self).0.transitions
     }
 
     /// The next transition of the followed stream, within the timeout (negative: forever).
@@ -75,10 +85,10 @@ public final class VoipdControl {
 
     /// Asks voipd to re-execute itself in place; the reply comes from the new program.
     public func upgrade(timeout: Duration = .seconds(30)) throws -> UpgradeResult {
-        try connection.request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0
+        try live().request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0
     }
 
     public func stats() throws -> String {
-        try connection.request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
+        try live().request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
     }
 }

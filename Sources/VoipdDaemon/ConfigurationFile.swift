@@ -50,13 +50,15 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var appsDirectory: String?
     /// The state file's directory ("" for none).
     public var stateDirectory: String?
+    /// What one user or connection may cost voipd, by name (``DaemonLimits/names``).
+    public var limits: [String: Double]?
 
     public init() {}
 
     /// The keys a file may have.
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
                                            "eventHistory", "memoryPressureTrigger", "appsDirectory",
-                                           "stateDirectory"]
+                                           "stateDirectory", "limits"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
@@ -66,7 +68,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         } catch {
             throw ConfigurationError(file: path, "cannot read it: \((error as NSError).localizedDescription)")
         }
-        return try decode(data, file: path, as: ConfigurationFile.self, keys: keys, nested: ["timings": Set(LifecycleTimings.names)])
+        return try decode(data, file: path, as: ConfigurationFile.self, keys: keys, nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names)])
     }
 
     /// Decodes one JSON object, checking its keys first so a misspelt one is named.
@@ -131,6 +133,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         result.memoryPressureTrigger = other.memoryPressureTrigger ?? memoryPressureTrigger
         result.appsDirectory = other.appsDirectory ?? appsDirectory
         result.stateDirectory = other.stateDirectory ?? stateDirectory
+        if let extra = other.limits { result.limits = (limits ?? [:]).merging(extra) { $1 } }
         return result
     }
 
@@ -183,6 +186,15 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         if let directory = stateDirectory {
             guard directory.isEmpty || directory.hasPrefix("/") else { throw fail("stateDirectory", "must be an absolute path or \"\", not \(directory)") }
             configuration.stateDirectory = directory
+        }
+        for (name, value) in (limits ?? [:]).sorted(by: { $0.key < $1.key }) {
+            switch configuration.limits.setting(name, value) {
+            case .success(let updated): configuration.limits = updated
+            case .failure(let error): throw fail("limits.\(name)", error.message)
+            }
+        }
+        if configuration.limits.totalQueueBytes < configuration.limits.clientQueueBytes {
+            throw fail("limits.totalQueueBytes", "must be at least limits.clientQueueBytes (\(configuration.limits.clientQueueBytes))")
         }
         return configuration
     }

@@ -67,6 +67,7 @@ extension Daemon {
                 throw error
             }
         } else {
+            try checkAppQuota(peer.uid)
             app = AppRecord(name: request.name, uid: peer.uid, lifecycle: newLifecycle(), since: wallClockSeconds())
             apps[app.name] = app
             do {
@@ -113,7 +114,7 @@ extension Daemon {
         do {
             pidfd = try client.peerProcess()
         } catch {
-            throw ProtocolError(.internalError, "cannot track pid \(pid): \(error)")
+            throw ProtocolError(systemError: error, "cannot track pid \(pid)")
         }
         let process = AppProcess(pidfd: pidfd, isChild: false)
         try watch(process, of: app)
@@ -151,6 +152,7 @@ extension Daemon {
         guard registry.count(of: app.name) < quota else {
             throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
+        try checkHeldSocketQuota(app.uid)
         let held = try hold(descriptors.take(0)!, app: app, name: request.name, kind: kind.name, origin: .registered)
         log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind))")
         reply(request.id, SocketResult(socket: socketStatus(held)), to: client)

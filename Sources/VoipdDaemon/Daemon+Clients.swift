@@ -4,36 +4,6 @@ import VoipdProtocol
 import VoipdSystem
 
 extension Daemon {
-    func acceptClients() {
-        while true {
-            let accepted: FileDescriptor?
-            do {
-                accepted = try Socket.accept(listener)
-            } catch {
-                // EMFILE and friends: keep serving those already connected.
-                return log.warning("accept: \(error)")
-            }
-            guard let fd = accepted else { return }
-            let credentials: PeerCredentials
-            do {
-                credentials = try Socket.peerCredentials(fd.rawValue)
-            } catch {
-                log.warning("dropping a connection without peer credentials: \(error)")
-                continue
-            }
-            let client = ClientConnection(id: nextClientID, descriptor: fd, credentials: credentials)
-            nextClientID += 1
-            do {
-                client.token = try loop.register(client.descriptor.rawValue, [.readable], .client(client.id))
-            } catch {
-                log.warning("cannot watch a new connection: \(error)")
-                continue
-            }
-            clients[client.id] = client
-            log.debug("client \(client.id) connected: pid \(credentials.pid) uid \(credentials.uid)")
-        }
-    }
-
     func serviceClient(_ client: ClientConnection, _ events: EpollEvents) {
         if events.contains(.writable) { flush(client) }
         guard events.contains(.readable) || events.contains(.hangup) || events.contains(.error) else { return }
@@ -63,9 +33,13 @@ extension Daemon {
     private func handleFrame(_ frame: IncomingFrame, from client: ClientConnection) {
         let requestID = (try? codec.decode(RequestID.self, from: frame.body))?.id ?? 0
         defer { frame.descriptors.closeAll() }
+        client.lastRequestAt = now
         do {
             guard frame.type.isRequest else {
                 throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
+            }
+            guard !frame.descriptorsLost else {
+                throw ProtocolError(.outOfResources, "voipd is out of descriptors and could not take the ones sent with \(frame.type); try again later")
             }
             guard frame.descriptors.count <= frame.type.maximumDescriptorsFromClient else {
                 throw ProtocolError(.tooManyDescriptors, "\(frame.type) carries at most \(frame.type.maximumDescriptorsFromClient) descriptors, \(frame.descriptors.count) arrived; all were closed")
@@ -80,7 +54,7 @@ extension Daemon {
             sendError(error, request: requestID, to: client)
             if error.closesConnection { closeClient(client) }
         } catch {
-            sendError(ProtocolError(.internalError, "\(error)"), request: requestID, to: client)
+            sendError(ProtocolError(systemError: error, "\(frame.type)"), request: requestID, to: client)
         }
     }
 
@@ -161,12 +135,18 @@ extension Daemon {
                 return closeClient(client)
             }
         }
-        guard client.outbound.count < 4096 else {
-            log.warning("client \(client.id) (pid \(client.credentials.pid)) is not reading; disconnecting it")
-            return closeClient(client)
+        let copies = DescriptorBag(adopting: [])
+        for fd in descriptors {
+            do {
+                copies.append(try FileDescriptor(duplicating: fd))
+            } catch {
+                // The frame cannot wait without its descriptors, nor go without them.
+                copies.closeAll()
+                log.warning("client \(client.id): cannot keep a \(type) for later: \(error); disconnecting it")
+                return closeClient(client)
+            }
         }
-        let copies = descriptors.compactMap { try? FileDescriptor(duplicating: $0).release() }
-        client.outbound.append((packet, DescriptorBag(adopting: copies)))
+        guard enqueue(packet, copies, for: client) else { return }
         try? loop.modify(client.descriptor.rawValue, [.readable, .writable], token: client.token)
     }
 
@@ -180,7 +160,7 @@ extension Daemon {
             } catch {
                 return closeClient(client)
             }
-            client.outbound.removeFirst()
+            dequeueFirst(of: client)
         }
         try? loop.modify(client.descriptor.rawValue, [.readable], token: client.token)
     }
@@ -189,8 +169,11 @@ extension Daemon {
     func closeClient(_ client: ClientConnection) {
         guard clients.removeValue(forKey: client.id) != nil else { return }
         client.closing = true
-        client.outbound.removeAll()
+        discardQueue(of: client)
         loop.deregister(client.descriptor.rawValue, token: client.token)
+        timers.cancel(.helloTimeout(client.id))
+        // A descriptor is free again (when the connection goes, just below).
+        if admission.paused { resumeAccepting() }
         log.debug("client \(client.id) disconnected")
         if let name = client.appName, let app = apps[name], app.client == client.id {
             app.client = nil

@@ -64,6 +64,7 @@ extension Daemon {
             }
             account = found
         }
+        if apps[name] == nil { try checkAppQuota(caller.uid) }
         if let existing = apps[name] {
             guard caller.uid == 0 || caller.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(name) belongs to uid \(existing.uid)")
@@ -87,7 +88,7 @@ extension Daemon {
             error = descriptors.count > 1 ? descriptors.take(1)?.release() : try output.map { try FileDescriptor(duplicating: $0).release() }
         } catch {
             if let output { close(output) }
-            throw ProtocolError(.internalError, "cannot duplicate the output descriptor: \(error)")
+            throw ProtocolError(systemError: error, "cannot duplicate the output descriptor")
         }
         let specification = LaunchSpecification(arguments: arguments, environment: request.environment ?? [],
                                                 workingDirectory: request.workingDirectory, account: account,
@@ -116,7 +117,8 @@ extension Daemon {
             try watch(process, of: app)
         } catch {
             feed(app, .launchFailed("\(error)"))
-            throw ProtocolError(.launchFailed, "cannot start \(specification.arguments[0]): \(error)")
+            let refusal = ProtocolError(systemError: error, "cannot start \(specification.arguments[0])")
+            throw refusal.code == .outOfResources ? refusal : ProtocolError(.launchFailed, "cannot start \(specification.arguments[0]): \(error)")
         }
         app.process = process
         storeRecord(of: app)

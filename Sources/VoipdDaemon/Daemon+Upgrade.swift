@@ -94,7 +94,8 @@ extension Daemon {
             },
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
             events: events.records, metrics: metrics, followers: Array(followers),
-            requester: requester.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) })
+            requester: requester.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) },
+            appResourceLimits: appResourceLimits)
     }
 
     /// The new program's side: takes over what the snapshot describes.
@@ -114,10 +115,12 @@ extension Daemon {
             for queued in saved.outbound {
                 for fd in queued.descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 client.outbound.append((queued.packet, DescriptorBag(adopting: queued.descriptors)))
+                client.queuedBytes += ClientQueues.cost(of: queued.packet, descriptors: queued.descriptors.count)
             }
             client.token = try loop.register(client.descriptor.rawValue, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
                                              .client(client.id))
             clients[client.id] = client
+            queues.totalBytes += client.queuedBytes
         }
         followers = Set(snapshot.followers.filter { clients[$0] != nil })
         for saved in snapshot.apps {

@@ -16,6 +16,10 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case serviceStatus
     /// Write the state file, at most once a second (before a stop, at once if need be).
     case saveState
+    /// Accept connections again after running out of descriptors.
+    case resumeAccepting
+    /// Close a connection that has made no request (and is no app or follower) for too long.
+    case helloTimeout(UInt64)
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
@@ -26,6 +30,8 @@ public final class Daemon {
     let loop: EventLoop
     let codec = WireCodec()
     let listener: FileDescriptor
+    let admission = ConnectionAdmission()
+    let queues = ClientQueues()
     let signals: SignalFd
     let timer: TimerFd
     var timers = TimerSchedule<DaemonTimer>()
@@ -95,7 +101,8 @@ public final class Daemon {
     public init(configuration: DaemonConfiguration, arguments: [String] = [], upgradeState: CInt? = nil) throws {
         self.arguments = arguments
         self.configuration = configuration
-        appResourceLimits = [try ResourceLimit.current(ResourceLimit.openFiles)]
+        // Descriptors are what every client costs: voipd takes all the kernel allows it.
+        let descriptorLimitAtStart = try Self.raiseDescriptorLimit()
         log = Logger(level: configuration.logLevel)
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)
@@ -108,6 +115,8 @@ public final class Daemon {
         let directory = parentDirectory(of: configuration.socketPath)
         if !directory.isEmpty { mkdir(directory, 0o755) }
         let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: $0) }
+        // After an upgrade the limit voipd has is the one it raised: the first start's is in the snapshot.
+        appResourceLimits = snapshot?.appResourceLimits ?? [descriptorLimitAtStart]
         let activated = snapshot == nil ? ActivatedDescriptors.take(from: configuration.environment) : ActivatedDescriptors()
         if let snapshot {
             // An in-place upgrade: the old program's listening socket, still open.
@@ -125,7 +134,7 @@ public final class Daemon {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true
         }
-        _ = try loop.register(listener.rawValue, .readable, .listener)
+        admission.listenerToken = try loop.register(listener.rawValue, .readable, .listener)
         _ = try loop.register(signals.descriptor.rawValue, .readable, .signals)
         _ = try loop.register(timer.descriptor.rawValue, .readable, .timer)
         setUpMemoryPressureTrigger()
@@ -222,6 +231,10 @@ public final class Daemon {
                 notifier.notify(["STATUS=\(statusLine)"])
             case .saveState:
                 saveStateIfChanged()
+            case .resumeAccepting:
+                resumeAccepting()
+            case .helloTimeout(let id):
+                helloTimeoutFired(id)
             }
         }
     }

@@ -7,7 +7,8 @@ public enum DaemonCommandLine {
     public static let usage = """
     usage: voipd [--config FILE] [--check-config] [--socket PATH] [--log-level LEVEL]
                  [--time-scale FACTOR] [--timing NAME=SECONDS]... [--socket-quota N]
-                 [--apps-directory DIR] [--state-directory DIR] [--no-memory-pressure-trigger]
+                 [--limit NAME=VALUE]... [--apps-directory DIR] [--state-directory DIR]
+                 [--no-memory-pressure-trigger]
            voipd --version
 
     Supervises apps the iOS way: suspends them in the background, holds their VoIP sockets,
@@ -23,6 +24,9 @@ public enum DaemonCommandLine {
       --time-scale FACTOR    multiply every lifecycle duration (tests use 0.01)
       --timing NAME=SECONDS  set one lifecycle duration (after scaling); see docs/CONFIGURATION.md
       --socket-quota N       VoIP sockets one app may have held (default 64, at most 253)
+      --limit NAME=VALUE     set one limit of a user or connection (appsPerUser,
+                             connectionsPerUser, heldSocketsPerUser, helloTimeout,
+                             clientQueueBytes, totalQueueBytes); see docs/CONFIGURATION.md
       --apps-directory DIR   app manifests (default /etc/voipd/apps.d)
       --state-directory DIR  where voipd writes down its apps, so that the next voipd
                              resumes those a crash left stopped (default: the control
@@ -72,6 +76,15 @@ public enum DaemonCommandLine {
             guard let parsed = T(text) else { throw UsageError(description: "\(flag) needs a number, not \(text)") }
             return parsed
         }
+        /// `NAME=NUMBER`, merged into the settings given so far.
+        func setting(_ flag: String, into settings: [String: Double]?, valueName: String) throws -> [String: Double] {
+            let text = try value(flag)
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let number = Double(parts[1]) else {
+                throw UsageError(description: "\(flag) needs NAME=\(valueName), not \(text)")
+            }
+            return (settings ?? [:]).merging([parts[0]: number]) { $1 }
+        }
         while let argument = iterator.next() {
             switch argument {
             case "--config": file = try value(argument)
@@ -83,13 +96,8 @@ public enum DaemonCommandLine {
             case "--socket-quota": flags.socketQuota = try number(argument)
             case "--apps-directory": flags.appsDirectory = try value(argument)
             case "--state-directory": flags.stateDirectory = try value(argument)
-            case "--timing":
-                let text = try value(argument)
-                let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let seconds = Double(parts[1]) else {
-                    throw UsageError(description: "--timing needs NAME=SECONDS, not \(text)")
-                }
-                flags.timings = (flags.timings ?? [:]).merging([parts[0]: seconds]) { $1 }
+            case "--timing": flags.timings = try setting(argument, into: flags.timings, valueName: "SECONDS")
+            case "--limit": flags.limits = try setting(argument, into: flags.limits, valueName: "VALUE")
             case "--no-memory-pressure-trigger": flags.memoryPressureTrigger = ""
             case "--upgrade-from": upgradeState = try number(argument)
             case "-h", "--help": throw UsageError(description: "")
@@ -115,6 +123,7 @@ public enum DaemonCommandLine {
         case "appsDirectory": return "apps-directory"
         case "stateDirectory": return "state-directory"
         case let timing where timing.hasPrefix("timings."): return "timing \(timing.dropFirst(8))"
+        case let limit where limit.hasPrefix("limits."): return "limit \(limit.dropFirst(7))"
         default: return key
         }
     }

@@ -27,6 +27,8 @@ public struct DaemonConfiguration: Sendable {
     /// Where the state file goes (``RecoveryState``): nil for the control socket's
     /// directory, "" for nowhere.
     public var stateDirectory: String?
+    /// What one user or connection may cost voipd.
+    public var limits = DaemonLimits()
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()

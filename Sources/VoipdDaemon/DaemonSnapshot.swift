@@ -95,6 +95,8 @@ struct DaemonSnapshot: Codable {
     var followers: [UInt64]
     /// The `upgrade` request to answer once the new program runs.
     var requester: Waiter?
+    /// The resource limits the first program was started with (its apps get them).
+    var appResourceLimits: [ResourceLimit]? = nil
 
     /// Every descriptor the snapshot names: they must survive the exec.
     var descriptors: [CInt] {

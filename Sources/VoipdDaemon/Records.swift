@@ -118,7 +118,11 @@ final class ClientConnection {
     var followingStates: Set<AppState>?
     /// Packets the kernel could not take yet, with the descriptors that go with them.
     var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
+    /// What `outbound` costs (``ClientQueues/cost(of:descriptors:)``).
+    var queuedBytes = 0
     var closing = false
+    /// When it last made a request (or connected): see `limits.helloTimeout`.
+    var lastRequestAt: Duration = .zero
 
 
     init(id: UInt64, descriptor: consuming FileDescriptor, credentials: PeerCredentials) {
@@ -140,9 +144,5 @@ final class ClientConnection {
     }
 
     /// Whether the peer has closed its end (voipd may not have read the end of stream yet).
-    var peerHasClosed: Bool {
-        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN) | voipd_POLLRDHUP, revents: 0)
-        guard poll(&poller, 1, 0) > 0 else { return false }
-        return poller.revents & (voipd_POLLRDHUP | Int16(POLLHUP)) != 0
-    }
+    var peerHasClosed: Bool { Socket.peerHasClosed(descriptor.rawValue) }
 }

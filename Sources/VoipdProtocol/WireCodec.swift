@@ -61,10 +61,17 @@ public final class WireCodec {
             return .nothing
         }
         if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }
+        // Truncated with room to spare: the receiver could not install them (out of
+        // descriptors itself), which is not the sender's fault. The frame stays valid.
+        let lost = message.controlTruncated && message.descriptors.count < maxDescriptors
         do {
+            let declared = message.bytes.count >= Frame.headerSize ? Int(message.bytes[6]) : 0
             let decoded = try Frame.decode(bytes: message.bytes, length: message.length,
-                                           descriptors: message.descriptors.count, controlTruncated: message.controlTruncated)
-            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: message.descriptors))
+                                           descriptors: lost ? declared : message.descriptors.count,
+                                           controlTruncated: message.controlTruncated && !lost)
+            if lost { message.descriptors.closeAll() }
+            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: lost ? DescriptorBag(adopting: []) : message.descriptors,
+                                        descriptorsLost: lost))
         } catch {
             message.descriptors.closeAll()
             throw error
@@ -96,4 +103,7 @@ public struct IncomingFrame {
     public var type: MessageType
     public var body: ArraySlice<UInt8>
     public var descriptors: DescriptorBag
+    /// Descriptors were sent with it but could not be received (the receiver was out of
+    /// descriptors); `descriptors` is empty.
+    public var descriptorsLost = false
 }

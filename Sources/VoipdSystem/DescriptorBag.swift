@@ -10,7 +10,7 @@ public final class DescriptorBag {
 
     deinit { closeAll() }
 
-    /// How many descriptors the bag held when it was filled.
+    /// How many descriptors the bag held when it was filled (taken ones included).
     public var count: Int { descriptors.count }
 
     /// The raw number at `index`, still owned by the bag (nil once taken).
@@ -21,6 +21,11 @@ public final class DescriptorBag {
         guard let fd = descriptors[index] else { return nil }
         descriptors[index] = nil
         return FileDescriptor(adopting: fd)
+    }
+
+    /// Adds a descriptor; the bag owns it from now on.
+    public func append(_ descriptor: consuming FileDescriptor) {
+        descriptors.append(descriptor.release())
     }
 
     /// Closes every descriptor not yet taken.

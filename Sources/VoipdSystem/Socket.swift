@@ -207,6 +207,14 @@ public enum Socket {
         return UInt64(info.st_ino)
     }
 
+    /// Whether the peer has closed its end (`poll` for `POLLRDHUP`, not waiting), even if
+    /// what it sent before has not been read yet.
+    public static func peerHasClosed(_ fd: CInt) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN) | voipd_POLLRDHUP, revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        return poller.revents & (voipd_POLLRDHUP | Int16(POLLHUP)) != 0
+    }
+
     /// Bytes waiting to be read (`ioctl(FIONREAD)`); never consumes or peeks data.
     public static func bytesAvailable(_ fd: CInt) throws -> Int {
         var value: CInt = 0

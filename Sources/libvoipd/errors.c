@@ -30,6 +30,8 @@ static const struct {
     { VOIPD_ERR_INVALID_STATE, "invalidState", "voipd: not in this state" },
     { VOIPD_ERR_LAUNCH_FAILED, "launchFailed", "voipd: launch failed" },
     { VOIPD_ERR_INTERNAL_ERROR, "internalError", "voipd: internal error" },
+    { VOIPD_ERR_USER_QUOTA_EXCEEDED, "userQuotaExceeded", "voipd: this user is at one of its limits" },
+    { VOIPD_ERR_OUT_OF_RESOURCES, "outOfResources", "voipd: out of descriptors or memory; try again later" },
 };
 
 static const char *const state_names[] = {

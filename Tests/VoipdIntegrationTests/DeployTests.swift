@@ -54,6 +54,9 @@ struct DeployTests {
             #expect(timings[name] == defaults[keyPath: keyPath].seconds, "timings.\(name)")
         }
         #expect(timings["reclaimAfterSuspension"] == (defaults.reclaimAfterSuspension?.seconds ?? 0))
+        let limits = try #require(file["limits"] as? [String: Double])
+        #expect(limits.keys.sorted() == DaemonLimits.names.sorted())
+        for name in DaemonLimits.names { #expect(limits[name] == DaemonLimits().value(name), "limits.\(name)") }
 
         let daemon = DaemonConfiguration(socketPath: "/")
         #expect(file["socket"] as? String == "/run/voipd/voipd.sock")
@@ -107,6 +110,10 @@ struct DeployTests {
             #expect(row(name)?.hasPrefix("| `\(name)` | \(text) |") == true, "duration \(name): default \(text) s")
         }
         #expect(row("reclaimAfterSuspension")?.hasPrefix("| `reclaimAfterSuspension` | 0 (never) |") == true)
+        for name in DaemonLimits.names {
+            let value = DaemonLimits().value(name) ?? -1
+            #expect(row(name)?.hasPrefix("| `\(name)` | \(Int(value)) |") == true, "limit \(name): default \(Int(value))")
+        }
         let daemon = DaemonConfiguration(socketPath: "/")
         #expect(row("socketQuota")?.contains("| `\(daemon.socketQuota)` |") == true)
         #expect(row("eventHistory")?.contains("| `\(daemon.eventHistory)` |") == true)

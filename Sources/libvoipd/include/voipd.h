@@ -100,7 +100,9 @@ enum voipd_refusal {
     VOIPD_ERR_PERMISSION_DENIED = -4115,
     VOIPD_ERR_INVALID_STATE = -4116,      /* the lifecycle refused (an unknown background task, ...) */
     VOIPD_ERR_LAUNCH_FAILED = -4117,
-    VOIPD_ERR_INTERNAL_ERROR = -4118      /* a system call failed inside voipd */
+    VOIPD_ERR_INTERNAL_ERROR = -4118,     /* a system call failed inside voipd */
+    VOIPD_ERR_USER_QUOTA_EXCEEDED = -4119, /* this uid is at one of its limits (apps, connections, held sockets) */
+    VOIPD_ERR_OUT_OF_RESOURCES = -4120    /* voipd is out of descriptors or memory: try again later */
 };
 
 /** The app's lifecycle states (docs/LIFECYCLE.md). */
