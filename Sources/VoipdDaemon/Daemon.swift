@@ -125,6 +125,7 @@ public final class Daemon {
         } else if let control = activated.controlSocket {
             // Socket activation: the service manager bound it, and keeps it across restarts.
             listener = FileDescriptor(adopting: control)
+            try Self.checkActivatedControlSocket(control)
             try listener.setNonBlocking()
             // The socket's real path is what apps must be told, whatever the configuration says.
             if let path = Socket.unixPath(of: control), path != self.configuration.socketPath {

@@ -4,7 +4,7 @@ import VoipdSystem
 /// Descriptors a service manager passed at start (`$LISTEN_FDS`, `$LISTEN_FDNAMES`): the
 /// control socket (socket activation) and VoIP sockets from the file descriptor store.
 struct ActivatedDescriptors {
-    /// The listening control socket, named "control" (or the only one passed).
+    /// The control socket, named "control" (or the only socket passed), if it is one.
     var controlSocket: CInt?
     /// Held VoIP sockets, named "APP/SOCKET".
     var heldSockets: [(app: String, name: String, descriptor: CInt)] = []
@@ -27,7 +27,9 @@ struct ActivatedDescriptors {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let name = index < names.count ? names[index] : "unknown"
             let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
-            if name == "control" || (count == 1 && (try? Socket.kind(of: fd))??.isListening == true) {
+            // A lone socket without a store name is the control socket, whatever its type
+            // (which the daemon then checks).
+            if name == "control" || (count == 1 && !name.contains("/") && ((try? Socket.kind(of: fd)) ?? nil) != nil) {
                 result.controlSocket = fd
             } else if parts.count == 2 && parts[1] == StoredApp.recordName {
                 result.records.append((parts[0], fd))
@@ -101,5 +103,24 @@ final class ServiceNotifier {
         guard isEnabled else { return }
         removeFromStore(app: app, name: name)
         notify(["FDSTORE=1", "FDNAME=\(app)/\(name)"], descriptors: [descriptor])
+    }
+}
+
+extension Daemon {
+    /// A control socket passed by the service manager must be what voipd would have bound: a
+    /// listening `AF_UNIX` `SOCK_SEQPACKET` socket. A `ListenStream=` or `ListenDatagram=`
+    /// unit would make every client fail (`EPROTOTYPE`) while voipd seemed to run: it is a
+    /// configuration error instead (exit 78).
+    static func checkActivatedControlSocket(_ fd: CInt) throws {
+        let kind: SocketKind?
+        do {
+            kind = try Socket.kind(of: fd)
+        } catch {
+            throw ConfigurationError("cannot inspect the control socket passed by the service manager (descriptor \(fd)): \(error)")
+        }
+        guard let kind, kind.domain == AF_UNIX, kind.type == Socket.seqpacketType, kind.isListening else {
+            let what = kind.map { "a \($0.isListening ? "listening " : "")\($0.name) socket" } ?? "not a socket"
+            throw ConfigurationError("the control socket passed by the service manager (descriptor \(fd)) is \(what), not a listening unix-seqpacket socket: its socket unit must use ListenSequentialPacket=PATH (not ListenStream= or ListenDatagram=)")
+        }
     }
 }

@@ -123,6 +123,22 @@ struct BadInputTests {
         }
     }
 
+    /// What PROTOCOL.md says of more than 253 descriptors: the kernel refuses the sender's
+    /// sendmsg itself (SCM_MAX_FD), so nothing reaches voipd, no reply comes, and the
+    /// connection goes on.
+    @Test("more than 253 descriptors: the kernel refuses the client's sendmsg; the connection goes on")
+    func beyondTheKernelsLimit() throws {
+        try Self.withDaemon { harness in
+            let client = try RawClient(socketPath: harness.socketPath)
+            let descriptor = try openFile("/dev/null", flags: O_RDONLY)
+            let many = [CInt](repeating: descriptor.rawValue, count: 254)
+            #expect(throws: Errno(EINVAL)) { try client.request(type: 17, #"{"id":4}"#, descriptors: many) }
+            try client.request(type: 17, #"{"id":5}"#)
+            let answer = try client.reply()
+            #expect(answer.ok && answer.id == 5, "the next request is answered, and nothing else: \(answer.json)")
+        }
+    }
+
     @Test("a header that declares descriptors that do not come, or the reverse")
     func descriptorMismatch() throws {
         try Self.withDaemon { harness in

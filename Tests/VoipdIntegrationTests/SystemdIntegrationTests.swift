@@ -181,6 +181,32 @@ struct SystemdIntegrationTests {
         _ = try rig.terminate(second)
     }
 
+    /// A `ListenStream=` or `ListenDatagram=` socket unit used to be accepted, and every
+    /// client then failed with EPROTOTYPE. Now voipd refuses it at start, as a configuration
+    /// error (exit 78), naming the directive the unit needs.
+    @Test("a control socket of the wrong type stops voipd with exit 78, naming ListenSequentialPacket=",
+          .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing),
+          arguments: [(nil, Socket.streamType), ("--datagram", Socket.datagramType)] as [(String?, CInt)])
+    func wrongSocketType(option: String?, type: CInt) throws {
+        try #require(toolExists(ServiceRig.socketActivate), "\(ServiceRig.socketActivate) is missing")
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let voipd = try rig.startSocketActivated(socketType: option)
+        // The tool starts voipd at the first connection (or datagram) of the socket's own type.
+        let trigger = try Socket.make(domain: AF_UNIX, type: type)
+        if type == Socket.datagramType {
+            _ = try Socket.withUnixAddress(rig.socketPath) { address, length in
+                try valueOrErrno("sendto") { sendto(trigger.rawValue, "x", 1, 0, address, length) }
+            }
+        } else {
+            _ = try Socket.withUnixAddress(rig.socketPath) { address, length in
+                try valueOrErrno("connect") { connect(trigger.rawValue, address, length) }
+            }
+        }
+        #expect(try voipd.waitForExit(.seconds(20)) == .exited(78), "\(rig.log)")
+        #expect(rig.log.contains("ListenSequentialPacket="), "\(rig.log)")
+    }
+
     @Test("a socket-activated voipd leaves the service manager's socket path in place when it stops")
     func activatedSocketPathSurvivesStop() throws {
         let rig = try ServiceRig()

@@ -44,9 +44,10 @@ final class ServiceRig {
     /// voipd under `systemd-socket-activate`, which binds the control socket, passes it as
     /// "control" and execs voipd at the first connection. Only `environment` reaches voipd
     /// (the tool passes no other variable), with `$NOTIFY_SOCKET`.
-    func startSocketActivated(environment: [String] = [], arguments: [String] = []) throws -> TestProcess {
+    /// `socketType` is the tool's option for the socket's type (none: a stream socket).
+    func startSocketActivated(environment: [String] = [], arguments: [String] = [], socketType: String? = "--seqpacket") throws -> TestProcess {
         let settings = (["NOTIFY_SOCKET=\(manager.path)"] + environment).flatMap { ["-E", $0] }
-        let daemon = try TestProcess([Self.socketActivate, "-l", socketPath, "--seqpacket", "--fdname=control"] + settings + voipd(arguments),
+        let daemon = try TestProcess([Self.socketActivate, "-l", socketPath] + (socketType.map { [$0] } ?? []) + ["--fdname=control"] + settings + voipd(arguments),
                                      output: logFile.rawValue)
         daemons.append(daemon)
         try waitForText("Listening on \(socketPath)", in: logPath)
