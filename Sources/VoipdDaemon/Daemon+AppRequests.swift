@@ -191,7 +191,7 @@ extension Daemon {
     func beginBackgroundTask(_ request: BeginBackgroundTaskRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
         var task: UInt64 = 0
-        for case .backgroundTaskBegan(let id) in feed(app, .beginBackgroundTask(name: request.name)) { task = id }
+        if case .backgroundTaskBegan(let id) = feed(app, .beginBackgroundTask(name: request.name)).reply { task = id }
         log.info("\(app.name): background task \(request.name) \(task == 0 ? "refused: budget spent" : "began as \(task)")")
         reply(request.id, BackgroundTaskResult(task: task), to: client)
     }

@@ -148,8 +148,8 @@ extension Daemon {
     }
 
     /// Replies with `result`, or with the lifecycle's refusal.
-    func replyAfter<R: Codable & Sendable>(_ actions: [LifecycleAction], _ id: UInt64, to client: ClientConnection, result: R) throws {
-        for case .rejected(let reason) in actions { throw ProtocolError(.invalidState, reason) }
+    func replyAfter<R: Codable & Sendable>(_ outcome: LifecycleOutcome, _ id: UInt64, to client: ClientConnection, result: R) throws {
+        if case .rejected(let reason) = outcome.reply { throw ProtocolError(.invalidState, reason) }
         reply(id, result, to: client)
     }
 }

@@ -266,24 +266,24 @@ public final class Daemon {
     // MARK: - Feeding the lifecycle
 
     /// Feeds an input to an app's state machine and performs the actions it returns, then
-    /// whatever those actions raised. Returns the input's own actions (for replies).
+    /// whatever those actions raised. Returns the input's own outcome (for replies).
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     /// `resumed`: the process was continued already, on the wake path, so the answer's
     /// `.resume` has been done.
     @discardableResult
-    func feed(_ app: AppRecord, _ input: LifecycleInput, resumed: Bool = false) -> [LifecycleAction] {
-        let actions = handle(input, for: app, resumed: resumed)
+    func feed(_ app: AppRecord, _ input: LifecycleInput, resumed: Bool = false) -> LifecycleOutcome {
+        let outcome = handle(input, for: app, resumed: resumed)
         drainDeferredInputs()
-        return actions
+        return outcome
     }
 
     /// One input through the lifecycle, and its actions performed.
-    private func handle(_ input: LifecycleInput, for app: AppRecord, resumed: Bool = false) -> [LifecycleAction] {
-        let actions = app.lifecycle.handle(input, now: now)
-        log.debug("\(app.name): \(input) → \(actions)")
-        perform(actions, for: app, resumed: resumed)
+    private func handle(_ input: LifecycleInput, for app: AppRecord, resumed: Bool = false) -> LifecycleOutcome {
+        let outcome = app.lifecycle.handle(input, now: now)
+        log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
+        perform(outcome.actions, for: app, resumed: resumed)
         noteStopAwaited(app)
-        return actions
+        return outcome
     }
 
     /// Brings ``stopsAwaited`` in line with the app's phase, once its actions are done.
@@ -332,7 +332,6 @@ public final class Daemon {
             case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
             case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
             case .transition(let from, let to, let reason): recordTransition(app, from: from, to: to, reason: reason)
-            case .backgroundTaskBegan, .rejected: break
             }
         }
     }

@@ -7,7 +7,18 @@ import VoipdSystem
 /// Everything a running voipd knows, for an in-place upgrade: the new program reads it and
 /// carries on where the old one stopped. Descriptors are kept by number (they survive the
 /// exec); every app's lifecycle goes as it is.
+///
+/// A program reads only the format it writes. Whatever the format, `format` and each app's
+/// `name` and `process` keep their place and shape (``SnapshotEnvelope``), so that a program
+/// that refuses the rest can still leave no app stopped.
 struct DaemonSnapshot: Codable {
+    /// The format this program writes and reads. Raise it whenever the encoding changes (a
+    /// field added, renamed or retyped, here or in what is encoded with it, such as
+    /// `AppLifecycle`): a snapshot of another format is refused, never misread. Format 1
+    /// had no number.
+    static let currentFormat = 2
+
+    var format = DaemonSnapshot.currentFormat
     struct Client: Codable {
         var id: UInt64
         var descriptor: CInt
@@ -104,7 +115,9 @@ struct DaemonSnapshot: Codable {
             + apps.flatMap { app in [app.process?.pidfd, app.launch?.standardOutput, app.launch?.standardError].compactMap { $0 } }
     }
 
-    /// Reads a snapshot from a descriptor (a memfd the old program wrote), and closes it.
+    /// Reads a snapshot from a descriptor (a memfd the old program wrote), and closes it. A
+    /// snapshot this program cannot read is refused: every app process it names is resumed
+    /// first, so that none is left stopped by a voipd that is about to exit.
     static func read(from fd: CInt) throws -> DaemonSnapshot {
         let file = FileDescriptor(adopting: fd)
         var data = Data()
@@ -113,6 +126,56 @@ struct DaemonSnapshot: Codable {
             if chunk.isEmpty { break }
             data.append(contentsOf: chunk)
         }
-        return try JSONDecoder().decode(DaemonSnapshot.self, from: data)
+        let envelope: SnapshotEnvelope
+        do {
+            envelope = try JSONDecoder().decode(SnapshotEnvelope.self, from: data)
+        } catch {
+            throw UpgradeRefused(description: "cannot read the upgrade state: \(error)")
+        }
+        let format = envelope.format ?? 1
+        guard format == currentFormat else {
+            throw UpgradeRefused(description: "the old program wrote its state in format \(format), and this voipd reads format "
+                                 + "\(currentFormat): upgrade refused; \(envelope.resumeProcesses()) apps resumed so that none is left stopped")
+        }
+        do {
+            return try JSONDecoder().decode(DaemonSnapshot.self, from: data)
+        } catch {
+            throw UpgradeRefused(description: "cannot read the upgrade state: \(error); \(envelope.resumeProcesses()) apps resumed so that none is left stopped")
+        }
     }
+}
+
+/// What every snapshot format keeps in place: its number (absent in format 1) and each
+/// app's process.
+struct SnapshotEnvelope: Decodable {
+    struct App: Decodable {
+        var name: String
+        var process: DaemonSnapshot.Process?
+    }
+
+    var format: Int?
+    var apps: [App]
+
+    /// Continues every app process (the old program may have stopped it) and returns how
+    /// many it continued (one that is gone already is left stopped by no one). Their pidfds
+    /// are closed.
+    func resumeProcesses() -> Int {
+        var resumed = 0
+        for saved in apps.compactMap(\.process) {
+            let process = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: saved.pidfd), pid: saved.pid), isChild: saved.isChild)
+            do {
+                try SignalSuspender().resume(process)
+                resumed += 1
+            } catch {
+                continue
+            }
+        }
+        return resumed
+    }
+}
+
+/// An in-place upgrade the new program cannot carry out: it exits with this, and the
+/// service manager starts voipd afresh.
+struct UpgradeRefused: Error, CustomStringConvertible {
+    var description: String
 }

@@ -99,8 +99,4 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     case reclaimSockets(reason: String)
     /// The public state changed; recorded in the event stream.
     case transition(from: AppState, to: AppState, reason: String)
-    /// Reply to beginBackgroundTask: the task's id, or 0 (invalid) when refused.
-    case backgroundTaskBegan(id: UInt64)
-    /// The request was refused, with the reason.
-    case rejected(String)
 }

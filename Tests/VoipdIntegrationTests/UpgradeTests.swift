@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdLifecycle
+import VoipdSystem
 
 /// In-place upgrade (voipctl upgrade, SIGUSR2): voipd re-executes itself keeping every app,
 /// connection and held socket.
@@ -49,5 +50,32 @@ struct UpgradeTests {
         try app.expectEvent("didBecomeActive")
         try harness.waitForState("phone", .active)
         #expect(harness.log.contains("upgraded in place"))
+    }
+
+    /// The old program's state in a format this voipd does not read: the first (which had no
+    /// number), or one from the future. It names one app process, stopped.
+    @Test("a state in another format is refused: voipd says why and resumes the apps the old program left stopped",
+          arguments: ["", #""format": 1000, "#])
+    func otherFormatRefused(format: String) throws {
+        let directory = try makeTemporaryDirectory("voipd-upgrade")
+        defer { removeTree(directory) }
+        let app = try TestProcess(["/bin/sleep", "600"])
+        defer { app.stop() }
+        try app.pidfd.send(SIGSTOP)
+        var info = siginfo_t()
+        _ = waitid(P_PID, id_t(app.pid), &info, WSTOPPED | WEXITED | WNOWAIT)
+        #expect(processState(app.pid) == "T")
+        let pidfd = try PidFd(pid: app.pid)
+        let statePath = directory + "/state.json"
+        let state = #"{\#(format)"listener": 5, "apps": [{"name": "phone", "process": {"pid": \#(app.pid), "pidfd": 4, "isChild": false}}]}"#
+        try openFile(statePath, flags: O_WRONLY | O_CREAT).writeAll(Array(state.utf8))
+        let stateFile = try openFile(statePath, flags: O_RDONLY)
+        let log = try openFile(directory + "/voipd.log", flags: O_WRONLY | O_CREAT)
+        let daemon = try TestProcess([Binaries.voipd, "--socket", directory + "/voipd.sock", "--no-memory-pressure-trigger", "--upgrade-from", "3"],
+                                     output: log.rawValue, extraDescriptors: [stateFile.rawValue, pidfd.descriptor.rawValue])
+        #expect(try daemon.waitForExit(.seconds(20)) == .exited(1))
+        let message = ProcFS.read(directory + "/voipd.log") ?? ""
+        #expect(message.contains("format \(format.isEmpty ? 1 : 1000)") && message.contains("upgrade refused"), "\(message)")
+        #expect(processState(app.pid) != "T", "the app is running again")
     }
 }

@@ -21,4 +21,17 @@ struct CodableTests {
         #expect(copy.handle(.acknowledged(eventID: 99), now: .seconds(103)) == original.handle(.acknowledged(eventID: 99), now: .seconds(103)))
         #expect(copy.inFlight == original.inFlight)
     }
+
+    @Test("in every phase, what comes back answers every input of the matrix as what went", arguments: LifecyclePhase.allCases)
+    func everyPhase(_ phase: LifecyclePhase) throws {
+        for policy in [AppPolicy.voipApp, .silentApp] {
+            let original = Driver.at(phase, policy: policy, keepAlive: LifecycleMatrix.keepAlive).app
+            let copy = try JSONDecoder().decode(AppLifecycle.self, from: JSONEncoder().encode(original))
+            for row in LifecycleMatrix.rows {
+                var went = original, came = copy
+                #expect(came.handle(row.input, now: .seconds(2000)) == went.handle(row.input, now: .seconds(2000)), "\(row.input)")
+                #expect(came.phase == went.phase && came.outbox == went.outbox && came.inFlight == went.inFlight, "\(row.input)")
+            }
+        }
+    }
 }

@@ -51,7 +51,7 @@ extension Driver {
     /// Sent to the background with willResignActive acknowledged: didEnterBackground is in
     /// flight (for an app with a connection). Returns the actions that sent it.
     @discardableResult
-    mutating func leaveForeground(sourceLocation: SourceLocation = #_sourceLocation) -> [LifecycleAction] {
+    mutating func leaveForeground(sourceLocation: SourceLocation = #_sourceLocation) -> LifecycleOutcome {
         let resign = feed(.backgroundRequested, sourceLocation: sourceLocation)
         guard app.connection == .connected else { return resign }
         return acknowledge(.willResignActive, sourceLocation: sourceLocation)

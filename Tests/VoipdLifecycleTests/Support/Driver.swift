@@ -20,27 +20,27 @@ struct Driver {
     /// Replaces the policy, as the daemon does when an app is launched again.
     mutating func setPolicy(_ policy: AppPolicy) { app.policy = policy }
 
-    /// Feeds `input` `after` the given delay and returns the actions.
+    /// Feeds `input` `after` the given delay and returns the reply and the actions.
     @discardableResult
     mutating func feed(_ input: LifecycleInput, after delay: Duration = .zero,
-                       sourceLocation: SourceLocation = #_sourceLocation) -> [LifecycleAction] {
+                       sourceLocation: SourceLocation = #_sourceLocation) -> LifecycleOutcome {
         now += delay
         let before = app
-        let actions = app.handle(input, now: now)
-        for violation in Invariants.violations(before: before, input: input, actions: actions, after: app, memory: memory) {
+        let outcome = app.handle(input, now: now)
+        for violation in Invariants.violations(before: before, input: input, outcome: outcome, after: app, memory: memory) {
             Issue.record("\(input) in \(before.phase): \(violation)", sourceLocation: sourceLocation)
         }
-        memory = Invariants.remember(memory, input: input, actions: actions, after: app)
-        return actions
+        memory = Invariants.remember(memory, input: input, actions: outcome.actions, after: app)
+        return outcome
     }
 
     /// Acknowledges the event in flight, which must be of `kind`.
     @discardableResult
     mutating func acknowledge(_ kind: AppEventKind, after delay: Duration = .zero,
-                              sourceLocation: SourceLocation = #_sourceLocation) -> [LifecycleAction] {
+                              sourceLocation: SourceLocation = #_sourceLocation) -> LifecycleOutcome {
         guard let event = app.inFlight else {
             Issue.record("nothing in flight; expected \(kind)", sourceLocation: sourceLocation)
-            return []
+            return LifecycleOutcome()
         }
         #expect(event.kind == kind, sourceLocation: sourceLocation)
         return feed(.acknowledged(eventID: event.id), after: delay, sourceLocation: sourceLocation)

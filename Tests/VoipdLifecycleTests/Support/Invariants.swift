@@ -14,15 +14,16 @@ struct Invariants {
         var lastEventID: UInt64 = 0
     }
 
-    /// The violations of one batch: `actions` answered `input` and took the lifecycle from
+    /// The violations of one batch: `outcome` answered `input` and took the lifecycle from
     /// `before` to `after`.
-    static func violations(before: AppLifecycle, input: LifecycleInput, actions: [LifecycleAction],
+    static func violations(before: AppLifecycle, input: LifecycleInput, outcome: LifecycleOutcome,
                            after: AppLifecycle, memory: Memory) -> [String] {
         var found: [String] = []
         func check(_ condition: Bool, _ message: @autoclosure () -> String) {
             if !condition { found.append(message()) }
         }
-        let steps = actions.steps
+        let actions = outcome.actions
+        let steps = outcome.steps
         let delivered = actions.delivered
 
         // At most one event in flight.
@@ -90,8 +91,8 @@ struct Invariants {
         }
 
         // A refusal changes nothing.
-        if actions.isRejected {
-            check(actions.count == 1, "a rejection with other actions: \(steps)")
+        if outcome.isRejected {
+            check(actions.isEmpty, "a rejection with actions: \(steps)")
             check(before.phase == after.phase && before.goal == after.goal, "a rejection changed the state")
         }
         for case .startTimer(let timer, let after) in actions {

@@ -1,8 +1,8 @@
 import VoipdLifecycle
 
-/// The part of a ``LifecycleAction`` that a test compares: what is done and to what, without
-/// the words (reasons, details) and without timer cancellations (the lifecycle cancels
-/// generously, and a cancelled timer that was not set changes nothing).
+/// The part of a ``LifecycleAction`` or ``LifecycleReply`` that a test compares: what is done
+/// and to what, without the words (reasons, details) and without timer cancellations (the
+/// lifecycle cancels generously, and a cancelled timer that was not set changes nothing).
 enum Step: Equatable, Sendable, CustomStringConvertible {
     case deliver(AppEventKind)
     case suspend
@@ -15,10 +15,11 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
     case launch(inBackground: Bool)
     case reclaim
     case transition(AppState, AppState)
-    /// beginBackgroundTask answered with a valid id.
+    /// The reply: beginBackgroundTask answered with a valid id.
     case taskBegan
-    /// beginBackgroundTask answered with id 0.
+    /// The reply: beginBackgroundTask answered with id 0.
     case taskRefused
+    /// The reply: refused.
     case rejected
 
     init?(_ action: LifecycleAction) {
@@ -35,6 +36,13 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
         case .launch(let inBackground, _): self = .launch(inBackground: inBackground)
         case .reclaimSockets: self = .reclaim
         case .transition(let from, let to, _): self = .transition(from, to)
+        }
+    }
+
+    /// The reply as a step; nil for a plain acceptance.
+    init?(_ reply: LifecycleReply) {
+        switch reply {
+        case .accepted: return nil
         case .backgroundTaskBegan(let id): self = id == 0 ? .taskRefused : .taskBegan
         case .rejected: self = .rejected
         }
@@ -90,11 +98,27 @@ extension Array where Element == LifecycleAction {
     var killCode: TerminationReason.Code? {
         compactMap { if case .kill(let reason) = $0 { return reason.code } else { return nil } }.first
     }
+}
+
+extension LifecycleOutcome {
+    /// The reply (unless a plain acceptance), then the actions, without timer cancellations
+    /// and words.
+    var steps: [Step] { (Step(reply).map { [$0] } ?? []) + actions.steps }
+
+    var delivered: [AppEvent] { actions.delivered }
+
+    var deliveredKinds: [AppEventKind] { actions.deliveredKinds }
+
+    func startDelay(of timer: LifecycleTimer) -> Duration? { actions.startDelay(of: timer) }
+
+    func cancels(_ timer: LifecycleTimer) -> Bool { actions.cancels(timer) }
+
+    var killCode: TerminationReason.Code? { actions.killCode }
 
     /// The id answered to beginBackgroundTask (0 when refused).
     var backgroundTaskID: UInt64? {
-        compactMap { if case .backgroundTaskBegan(let id) = $0 { return id } else { return nil } }.first
+        if case .backgroundTaskBegan(let id) = reply { return id } else { return nil }
     }
 
-    var isRejected: Bool { contains { if case .rejected = $0 { return true } else { return false } } }
+    var isRejected: Bool { if case .rejected = reply { return true } else { return false } }
 }

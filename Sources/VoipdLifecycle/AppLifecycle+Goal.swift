@@ -1,0 +1,209 @@
+/// Walking toward the goal, and the events that announce each step.
+extension AppLifecycle {
+    /// One step toward the goal.
+    private enum Step {
+        case announce(AppEventKind, to: RunningPhase, reason: String)
+        case enterBackground
+        case enterForeground(resuming: Bool)
+        case suspend
+    }
+
+    /// Sends queued events, or takes the next step toward the goal, until the app must
+    /// answer or there is nothing left to do.
+    mutating func settle(_ turn: inout Turn) {
+        for _ in 0..<64 {
+            guard phase.isAlive, inFlight == nil else { return }
+            if !running.outbox.isEmpty {
+                guard running.link != .awaiting else { return }
+                send(running.outbox.removeFirst(), &turn)
+                continue
+            }
+            guard pendingTermination == nil, !running.shuttingDown, let step = nextStep() else { return }
+            take(step, &turn)
+        }
+    }
+
+    private func nextStep() -> Step? {
+        let running = self.running
+        switch (running.phase, running.goal) {
+        case (.active, .foreground(interrupted: true)):
+            return .announce(.willResignActive, to: .inactive, reason: "interrupted")
+        case (.inactive, .foreground(interrupted: false)):
+            return .announce(.didBecomeActive, to: .active, reason: "back in the foreground")
+        case (.active, .background):
+            return .announce(.willResignActive, to: .inactive, reason: "leaving the foreground")
+        case (.inactive, .background):
+            return .enterBackground
+        case (.background, .foreground):
+            return .enterForeground(resuming: false)
+        case (.suspending, .foreground), (.suspended, .foreground):
+            return .enterForeground(resuming: true)
+        case (.background(_, let wakeUnhandled), .background) where running.openTasks.isEmpty && !wakeUnhandled && !policy.runsInBackground:
+            return .suspend
+        default:
+            return nil
+        }
+    }
+
+    private mutating func take(_ step: Step, _ turn: inout Turn) {
+        switch step {
+        case .announce(let kind, let phase, let reason):
+            announce(kind, phase: phase, reason: reason, &turn)
+        case .enterBackground:
+            let budget = timings.backgroundTaskBudget
+            announce(.didEnterBackground, phase: .background(taskBudgetDeadline: turn.now + budget, wakeUnhandled: false),
+                     reason: "entered the background", &turn)
+            startTaskBudgetTimers(budget, &turn)
+        case .enterForeground(let resuming):
+            if resuming { turn.emit(.resume) }
+            enterForeground(&turn)
+        case .suspend:
+            suspendNow(reason: "no background work left", &turn)
+        }
+    }
+
+    private mutating func enterForeground(_ turn: inout Turn) {
+        turn.emit(.disarmSockets)
+        turn.emit(.cancelTimer(.wakeBudget))
+        turn.emit(.cancelTimer(.taskExpirationWarning))
+        turn.emit(.cancelTimer(.taskBudget))
+        turn.emit(.cancelTimer(.reclaim))
+        announce(.willEnterForeground, phase: .inactive, reason: "entering the foreground", &turn)
+    }
+
+    mutating func suspendNow(reason: String, _ turn: inout Turn) {
+        running.phase.wakeHandled()
+        if policy.exitsOnSuspend {
+            return beginTermination(TerminationReason(.exitsOnSuspend, "exits on suspend instead of being suspended"), &turn)
+        }
+        turn.emit(.cancelTimer(.wakeBudget))
+        turn.emit(.cancelTimer(.taskExpirationWarning))
+        turn.emit(.cancelTimer(.taskBudget))
+        // Armed before the stop: data that arrives on the way to suspended still wakes it.
+        turn.emit(.armSockets)
+        turn.emit(.suspend)
+        enter(.suspending(reason: reason), reason, &turn)
+    }
+
+    /// Resumes a stopped app in the background for a wake.
+    mutating func wake(reason: String, _ turn: inout Turn) {
+        turn.emit(.resume)
+        turn.emit(.disarmSockets)
+        turn.emit(.cancelTimer(.reclaim))
+        turn.emit(.startTimer(.wakeBudget, after: timings.wakeBudget))
+        let budget = timings.resumedTaskBudget
+        startTaskBudgetTimers(budget, &turn)
+        enter(.background(taskBudgetDeadline: turn.now + budget, wakeUnhandled: true), reason, &turn)
+    }
+
+    /// The timers of a background-task budget that starts now (its deadline is the phase's).
+    mutating func startTaskBudgetTimers(_ budget: Duration, _ turn: inout Turn) {
+        turn.emit(.startTimer(.taskExpirationWarning, after: max(budget - timings.expirationWarning, .zero)))
+        turn.emit(.startTimer(.taskBudget, after: budget))
+    }
+
+    mutating func relaunchForData(_ readiness: SocketReadiness, _ turn: inout Turn) {
+        guard policy.canLaunch, policy.relaunchOnData, !endedByChoice else { return turn.emit(.disarmSockets) }
+        // One readiness report per socket is enough; the newest counts.
+        dormant.outbox.removeAll { $0.kind == .voipSocketReadable && $0.socket?.name == readiness.name }
+        enqueue(.voipSocketReadable, socket: readiness, reason: "data on \(readiness.name)")
+        guard !relaunchScheduled else { return }
+        let delay = relaunchDelay(now: turn.now)
+        if delay > .zero {
+            dormant.relaunchScheduled = true
+            turn.emit(.disarmSockets)
+            turn.emit(.startTimer(.relaunchThrottle, after: delay))
+        } else {
+            turn.emit(.launch(inBackground: true, reason: "data on \(readiness.name)"))
+        }
+    }
+
+    /// How long until a relaunch may happen. A single quick death relaunches at once: an
+    /// incoming call must not wait because the app crashed once. From the second quick
+    /// death in a row, relaunches are at least `relaunchThrottle` apart (launchd's
+    /// ThrottleInterval), the gap doubling with each further one up to the maximum.
+    private func relaunchDelay(now: Duration) -> Duration {
+        guard history.quickDeaths > 1, let launchedAt = history.lastLaunch else { return .zero }
+        var gap = timings.relaunchThrottle
+        for _ in 2..<history.quickDeaths where gap < timings.relaunchThrottleMaximum { gap = gap * 2 }
+        gap = min(gap, timings.relaunchThrottleMaximum)
+        let earliest = launchedAt + gap
+        return earliest > now ? earliest - now : .zero
+    }
+
+    mutating func beginTermination(_ reason: TerminationReason, _ turn: inout Turn) {
+        running.ending = .requested(reason)
+        if running.link == .none {
+            turn.emit(.requestExit)
+            turn.emit(.startTimer(.exitGrace, after: timings.terminationGrace))
+            return
+        }
+        // willTerminate goes before anything else queued; an overall deadline covers an
+        // app stuck on an earlier event.
+        let willTerminate = makeEvent(.willTerminate, socket: nil, reason: reason.description)
+        running.outbox.insert(willTerminate, at: 0)
+        turn.emit(.startTimer(.exitGrace, after: timings.willTerminateWatchdog + timings.terminationGrace))
+    }
+
+    /// SIGKILL, once; the first kill's reason is the one recorded.
+    mutating func kill(_ reason: TerminationReason, _ turn: inout Turn) {
+        guard phase.isAlive else { return }
+        if case .killed = running.ending { return }
+        running.ending = .killed(reason)
+        running.outbox.removeAll()
+        turn.emit(.kill(reason))
+    }
+
+    mutating func cancelAllTimers(_ turn: inout Turn) {
+        for timer in LifecycleTimer.allCases where timer != .relaunchThrottle { turn.emit(.cancelTimer(timer)) }
+    }
+
+    // MARK: - Events
+
+    private mutating func makeEvent(_ kind: AppEventKind, socket: SocketReadiness?, reason: String) -> AppEvent {
+        defer { nextEventID += 1 }
+        return AppEvent(id: nextEventID, kind: kind, socket: socket, reason: reason)
+    }
+
+    /// Queues an event for the process, or for the next one when none runs.
+    mutating func enqueue(_ kind: AppEventKind, socket: SocketReadiness? = nil, reason: String) {
+        let event = makeEvent(kind, socket: socket, reason: reason)
+        if phase.isAlive { running.outbox.append(event) } else { dormant.outbox.append(event) }
+    }
+
+    /// Sends the event that announces a state change, and changes the state.
+    private mutating func announce(_ kind: AppEventKind, phase newPhase: RunningPhase, reason: String, _ turn: inout Turn) {
+        enter(newPhase, reason, &turn)
+        send(makeEvent(kind, socket: nil, reason: reason), &turn)
+    }
+
+    private mutating func send(_ event: AppEvent, _ turn: inout Turn) {
+        if event.kind == .voipSocketReadable || event.kind == .keepAlive { history.wakeCount += 1 }
+        guard case .connected = running.link else {
+            // No one can acknowledge: the event counts as acknowledged at once.
+            return acknowledgementArrived(event, delivered: false, &turn)
+        }
+        running.link = .connected(inFlight: event)
+        turn.emit(.deliver(event))
+        if let limit = timings.watchdog(for: event.kind) { turn.emit(.startTimer(.acknowledgement, after: limit)) }
+    }
+
+    mutating func acknowledgementArrived(_ event: AppEvent, delivered: Bool = true, _ turn: inout Turn) {
+        if delivered {
+            running.link = .connected(inFlight: nil)
+            turn.emit(.cancelTimer(.acknowledgement))
+        }
+        switch event.kind {
+        case .willTerminate:
+            kill(pendingTermination ?? TerminationReason(.terminated, "willTerminate acknowledged"), &turn)
+        case .voipSocketReadable, .keepAlive:
+            // Handled: what remains is for settle (suspend unless tasks are open). An app
+            // that could not be told keeps the rest of its wake budget.
+            guard delivered else { break }
+            running.phase.wakeHandled()
+            turn.emit(.cancelTimer(.wakeBudget))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,298 @@
+/// What each input does.
+extension AppLifecycle {
+    mutating func apply(_ input: LifecycleInput, _ turn: inout Turn) {
+        switch input {
+        case .launched(let inBackground, let reason): launched(inBackground: inBackground, reason: reason, &turn)
+        case .launchFailed(let message): launchFailed(message, &turn)
+        case .connected: connected(&turn)
+        case .disconnected: disconnected(&turn)
+        case .foregroundRequested: foregroundRequested(&turn)
+        case .backgroundRequested: backgroundRequested(&turn)
+        case .interruptionBegan: interruptionBegan(&turn)
+        case .interruptionEnded: interruptionEnded(&turn)
+        case .acknowledged(let id): acknowledged(id, &turn)
+        case .stopConfirmed: stopConfirmed(&turn)
+        case .socketReady(let readiness): socketReady(readiness, &turn)
+        case .processExited(let end): processExited(end, &turn)
+        case .beginBackgroundTask(let name): beginBackgroundTask(name, &turn)
+        case .endBackgroundTask(let id): endBackgroundTask(id, &turn)
+        case .setKeepAlive(let interval): setKeepAlive(interval, &turn)
+        case .timerFired(let timer): timerFired(timer, &turn)
+        case .terminateRequested: terminateRequested(&turn)
+        case .killRequested: killRequested(&turn)
+        case .memoryPressureKill: memoryPressureKill(&turn)
+        case .reclaimRequested: reclaimRequested(&turn)
+        case .screenLocked: screenLocked(&turn)
+        case .screenUnlocked: locked = false
+        case .heldSocketsChanged(let count): heldSocketsChanged(count, &turn)
+        case .shutdown: shutdown(&turn)
+        }
+    }
+
+    private mutating func launched(inBackground: Bool, reason: String, _ turn: inout Turn) {
+        guard !phase.isAlive else { return turn.reject("already running") }
+        cancelAllTimers(&turn)
+        // Events waiting for this process (the data that asked for the relaunch) go to it.
+        let outbox = dormant.outbox
+        history.lastLaunch = turn.now
+        history.launchCount += 1
+        let link: Link = expectsConnection ? .awaiting : .none
+        if link == .awaiting { turn.emit(.startTimer(.connect, after: timings.connectTimeout)) }
+        turn.emit(.disarmSockets)
+        // A relaunch in the background is a wake: its budgets are those of a resume.
+        let phase: RunningPhase = inBackground
+            ? .background(taskBudgetDeadline: turn.now + timings.resumedTaskBudget, wakeUnhandled: true) : .active
+        let goal: Goal = inBackground ? .background : .foreground(interrupted: false)
+        enter(.running(Running(phase: phase, goal: goal, link: link, outbox: outbox)), reason, &turn)
+        if inBackground {
+            startTaskBudgetTimers(timings.resumedTaskBudget, &turn)
+            turn.emit(.startTimer(.wakeBudget, after: timings.wakeBudget))
+        }
+    }
+
+    private mutating func launchFailed(_ message: String, _ turn: inout Turn) {
+        // The process that runs is not the one that failed to start.
+        guard !phase.isAlive else { return turn.reject("already running") }
+        let reason = TerminationReason(.launchFailed, message)
+        history.lastTermination = reason
+        enter(.terminated(Dormant(), endedByChoice: endedByChoice), reason.description, &turn)
+    }
+
+    private mutating func connected(_ turn: inout Turn) {
+        guard phase.isAlive else { return }
+        expectsConnection = true
+        if running.link.inFlight == nil { running.link = .connected(inFlight: nil) }
+        turn.emit(.cancelTimer(.connect))
+    }
+
+    private mutating func disconnected(_ turn: inout Turn) {
+        guard phase.isAlive, running.link != .none else { return }
+        let inFlight = running.link.inFlight
+        running.link = .none
+        turn.emit(.cancelTimer(.connect))
+        // Nobody is left to acknowledge what was sent: it counts as acknowledged, but like an
+        // event that could not be delivered, it leaves a wake its whole budget.
+        if let inFlight {
+            turn.emit(.cancelTimer(.acknowledgement))
+            acknowledgementArrived(inFlight, delivered: false, &turn)
+        }
+    }
+
+    private mutating func foregroundRequested(_ turn: inout Turn) {
+        guard phase.isAlive else {
+            guard policy.canLaunch else { return turn.reject("not running, and voipd does not know how to launch it") }
+            return turn.emit(.launch(inBackground: false, reason: "foreground requested"))
+        }
+        guard pendingTermination == nil else { return turn.reject("terminating") }
+        if running.goal == .background { running.goal = .foreground(interrupted: false) }
+    }
+
+    private mutating func backgroundRequested(_ turn: inout Turn) {
+        guard phase.isAlive else { return turn.reject("not running") }
+        guard pendingTermination == nil else { return turn.reject("terminating") }
+        running.goal = .background
+    }
+
+    private mutating func interruptionBegan(_ turn: inout Turn) {
+        guard phase == .active || phase == .inactive, running.goal != .background else {
+            return turn.reject("only an app in the foreground can be interrupted (state: \(state.rawValue))")
+        }
+        guard !interrupted else { return turn.reject("already interrupted") }
+        running.goal = .foreground(interrupted: true)
+    }
+
+    private mutating func interruptionEnded(_ turn: inout Turn) {
+        guard interrupted else { return turn.reject("not interrupted") }
+        running.goal = .foreground(interrupted: false)
+    }
+
+    private mutating func acknowledged(_ id: UInt64, _ turn: inout Turn) {
+        guard let event = inFlight, event.id == id else { return }
+        acknowledgementArrived(event, &turn)
+    }
+
+    private mutating func stopConfirmed(_ turn: inout Turn) {
+        guard case .running(let process) = stage, case .suspending(let reason) = process.phase else { return }
+        enter(.suspended, reason, &turn)
+        if locked { turn.emit(.reclaimSockets(reason: "screen locked")) }
+        if let after = timings.reclaimAfterSuspension { turn.emit(.startTimer(.reclaim, after: after)) }
+    }
+
+    private mutating func socketReady(_ readiness: SocketReadiness, _ turn: inout Turn) {
+        switch phase {
+        case .suspending, .suspended:
+            guard pendingTermination == nil else { return }
+            wake(reason: "voip socket \(readiness.name) readable", &turn)
+            enqueue(.voipSocketReadable, socket: readiness, reason: "data on \(readiness.name)")
+        case .notRunning, .terminated:
+            relaunchForData(readiness, &turn)
+        case .active, .inactive, .background:
+            // The app runs and reads its own sockets; a late report is stale.
+            break
+        }
+    }
+
+    private mutating func processExited(_ end: ProcessEnd, _ turn: inout Turn) {
+        guard phase.isAlive else { return }
+        cancelAllTimers(&turn)
+        let reason: TerminationReason
+        if let pending = pendingTermination {
+            reason = pending
+        } else {
+            switch end {
+            case .exited(let code): reason = TerminationReason(.exited, "exited with status \(code)")
+            case .signaled(_, let name): reason = TerminationReason(.crashed, "killed by \(name)")
+            case .unknown: reason = TerminationReason(.exited, "exited (status unknown: not a child of voipd)")
+            }
+        }
+        if let launchedAt = history.lastLaunch, turn.now - launchedAt < timings.relaunchThrottle {
+            history.quickDeaths += 1
+        } else {
+            history.quickDeaths = 0
+        }
+        history.lastTermination = reason
+        let endedByChoice = [.forceQuit, .terminated, .exitsOnSuspend].contains(reason.code)
+        enter(.terminated(Dormant(), endedByChoice: endedByChoice), reason.description, &turn)
+        // Held sockets outlive the process; watch them so data can bring it back.
+        turn.emit(relaunchesOnData ? .armSockets : .disarmSockets)
+    }
+
+    /// Whether data on a held socket would relaunch the app now that it is not running.
+    private var relaunchesOnData: Bool {
+        heldSockets > 0 && policy.canLaunch && policy.relaunchOnData && !endedByChoice && !relaunchScheduled
+    }
+
+    private mutating func beginBackgroundTask(_ name: String, _ turn: inout Turn) {
+        guard phase.isAlive, pendingTermination == nil else { return turn.reply(.backgroundTaskBegan(id: 0)) }
+        // In the foreground a task costs nothing; in the background it needs budget left.
+        if phase != .active && phase != .inactive {
+            // Once the stop is decided the budget is gone: a request sent just before it took
+            // hold is refused, and the app handles that as iOS apps handled an invalid task.
+            guard let deadline = taskBudgetDeadline, turn.now < deadline else { return turn.reply(.backgroundTaskBegan(id: 0)) }
+        }
+        let id = nextTaskID
+        nextTaskID += 1
+        running.openTasks[id] = name
+        turn.reply(.backgroundTaskBegan(id: id))
+    }
+
+    private mutating func endBackgroundTask(_ id: UInt64, _ turn: inout Turn) {
+        guard phase.isAlive, running.openTasks.removeValue(forKey: id) != nil else {
+            return turn.reject("no open background task \(id)")
+        }
+        // With its last task ended, the app is suspended at once (settle does it).
+    }
+
+    private mutating func setKeepAlive(_ interval: Duration?, _ turn: inout Turn) {
+        guard let interval else {
+            if phase.isAlive { running.keepAliveInterval = nil }
+            return turn.emit(.cancelTimer(.keepAlive))
+        }
+        guard interval >= timings.keepAliveMinimum else {
+            return turn.reject("keep-alive timeout \(interval.seconds) s is below the minimum of \(timings.keepAliveMinimum.seconds) s")
+        }
+        guard phase.isAlive else { return turn.reject("not running") }
+        running.keepAliveInterval = interval
+        turn.emit(.startTimer(.keepAlive, after: interval))
+    }
+
+    private mutating func terminateRequested(_ turn: inout Turn) {
+        guard phase.isAlive else { return turn.reject("not running") }
+        guard pendingTermination == nil else { return }
+        if phase.isStopped {
+            // Seed 002: a suspended app is not told; it is simply ended.
+            return kill(TerminationReason(.terminated, "terminated while suspended (no willTerminate)"), &turn)
+        }
+        beginTermination(TerminationReason(.terminated, "terminate requested"), &turn)
+    }
+
+    private mutating func killRequested(_ turn: inout Turn) {
+        guard phase.isAlive else { return turn.reject("not running") }
+        kill(TerminationReason(.forceQuit, "force quit: SIGKILL without willTerminate"), &turn)
+    }
+
+    private mutating func memoryPressureKill(_ turn: inout Turn) {
+        guard phase.isAlive else { return turn.reject("not running") }
+        kill(TerminationReason(.memoryPressure, "terminated to free memory while \(state.rawValue)"), &turn)
+    }
+
+    private mutating func reclaimRequested(_ turn: inout Turn) {
+        guard phase == .suspended else { return turn.reject("only a suspended app's sockets are reclaimed (state: \(state.rawValue))") }
+        turn.emit(.reclaimSockets(reason: "reclaim requested"))
+    }
+
+    private mutating func screenLocked(_ turn: inout Turn) {
+        locked = true
+        if phase == .suspended { turn.emit(.reclaimSockets(reason: "screen locked")) }
+    }
+
+    private mutating func heldSocketsChanged(_ count: Int, _ turn: inout Turn) {
+        heldSockets = count
+        if !phase.isAlive { turn.emit(relaunchesOnData ? .armSockets : .disarmSockets) }
+    }
+
+    private mutating func shutdown(_ turn: inout Turn) {
+        if phase.isAlive {
+            running.shuttingDown = true
+            if phase.isStopped {
+                turn.emit(.resume)
+                enter(.background(taskBudgetDeadline: nil, wakeUnhandled: false), "voipd is stopping: resumed so that nothing is left stopped", &turn)
+            }
+        }
+        cancelAllTimers(&turn)
+    }
+
+    // MARK: - Timers
+
+    private mutating func timerFired(_ timer: LifecycleTimer, _ turn: inout Turn) {
+        switch timer {
+        case .acknowledgement:
+            guard let event = inFlight else { return }
+            let limit = timings.watchdog(for: event.kind)?.seconds ?? 0
+            let watchdog = TerminationReason(.watchdog, "\(event.kind.rawValue) not acknowledged within \(limit) s")
+            kill(event.kind == .willTerminate ? (pendingTermination ?? watchdog) : watchdog, &turn)
+        case .connect:
+            guard phase.isAlive, running.link == .awaiting else { return }
+            // It never connected: treat it as a program that does not speak the protocol.
+            running.link = .none
+            expectsConnection = false
+        case .wakeBudget:
+            guard phase.isAlive else { return }
+            running.phase.wakeHandled()
+            guard phase == .background, goal == .background, openTasks.isEmpty, pendingTermination == nil,
+                  !policy.runsInBackground, !running.shuttingDown else { return }
+            // The wake is over. A stopped app cannot acknowledge what it was sent: an event
+            // left in flight or queued would hold back its next wake and its return to the
+            // foreground.
+            if inFlight != nil {
+                running.link = .connected(inFlight: nil)
+                turn.emit(.cancelTimer(.acknowledgement))
+            }
+            running.outbox.removeAll()
+            suspendNow(reason: "wake budget of \(timings.wakeBudget.seconds) s spent", &turn)
+        case .taskExpirationWarning:
+            guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }
+            enqueue(.backgroundTaskWillExpire, reason: "background-task budget ends in \(timings.expirationWarning.seconds) s")
+        case .taskBudget:
+            guard !openTasks.isEmpty, phase == .background else { return }
+            let names = openTasks.values.sorted().joined(separator: ", ")
+            kill(TerminationReason(.backgroundTaskExpired, "background tasks still open when the budget ran out: \(names)"), &turn)
+        case .keepAlive:
+            guard let interval = keepAliveInterval else { return }
+            turn.emit(.startTimer(.keepAlive, after: interval))
+            guard pendingTermination == nil, goal == .background else { return }
+            if phase.isStopped { wake(reason: "keep-alive", &turn) }
+            enqueue(.keepAlive, reason: "keep-alive interval \(interval.seconds) s")
+        case .relaunchThrottle:
+            guard relaunchScheduled else { return }
+            dormant.relaunchScheduled = false
+            turn.emit(.launch(inBackground: true, reason: "relaunch after throttle"))
+        case .reclaim:
+            guard phase == .suspended else { return }
+            turn.emit(.reclaimSockets(reason: "suspended for \(timings.reclaimAfterSuspension?.seconds ?? 0) s"))
+        case .exitGrace:
+            guard phase.isAlive else { return }
+            kill(pendingTermination ?? TerminationReason(.terminated, "did not exit in time"), &turn)
+        }
+    }
+}
