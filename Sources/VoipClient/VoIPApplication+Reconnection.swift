@@ -53,7 +53,7 @@ extension VoIPApplication {
         do {
             try retryTimer.arm(at: MonotonicInstant(nanoseconds: MonotonicInstant.now.nanoseconds + nanoseconds))
         } catch {
-            // timerfd_settime fails only on bad arguments; the next look tries again at once.
+            // timerfd_settime fails only on arguments this cannot give it; the app can see it.
             lastReconnectionError = error
         }
     }
@@ -67,13 +67,13 @@ extension VoIPApplication {
                                                           timeout: .seconds(10))
             let refused = try restoreRegistrations(on: fresh, handedBack: result.sockets, descriptors)
             try restoreKeepAliveAndTasks(on: fresh)
+            try retryTimer.disarm()
             try readiness.add(fresh.descriptor.rawValue, events: .readable, token: Token.connection)
             connection = fresh
             status = result.app
             state = result.app.state
             retryDelay = nil
             lastReconnectionError = nil
-            try retryTimer.disarm()
             for (socket, error) in refused { delegate?.application(self, didFailToRegisterVoIPSocket: socket, error: error) }
             delegate?.applicationSupervisorDidBecomeAvailable(self)
         } catch {
