@@ -26,22 +26,24 @@ let package = Package(
         .target(name: "CVoipdSpawn"),
         // The client side of the protocol in C (include/voipd.h; libvoipd(3)). Pure C11.
         .target(name: "libvoipd"),
+        // The words apps, the protocol and the daemon share (instants on the monotonic clock).
+        .target(name: "VoipdVocabulary"),
         // Owned descriptors and thin syscall wrappers that throw Errno.
-        .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn"]),
+        .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn", "VoipdVocabulary"]),
         // The wire protocol: framing and message bodies (docs/PROTOCOL.md).
         .target(name: "VoipdProtocol", dependencies: ["VoipdSystem", "VoipdLifecycle"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.
-        .target(name: "VoipdLifecycle"),
+        .target(name: "VoipdLifecycle", dependencies: ["VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
-        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdLifecycle"]),
+        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdLifecycle", "VoipdVocabulary"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
         .target(name: "VoipdTransfers"),
         // The transfer service around the engine: its durable store, and the agents it
         // starts and speaks to without blocking, for a host loop (voipd's) to drive.
-        .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem"]),
+        .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
         // The client library for apps and for voipctl.
-        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol"]),
+        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdVocabulary"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
         .target(name: "SIP"),
 
@@ -49,21 +51,21 @@ let package = Package(
         .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdLifecycle"]),
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
-        .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem"]),
+        .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
-        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "SIP", "softphone"]),
+        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "SIP", "softphone"]),
 
-        .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle"]),
+        .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle", "VoipdVocabulary"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
-        .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "voipd-transfer"]),
+        .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "VoipdDaemon", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
+            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdDaemon", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Glibc
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// How a ``VoIPApplication`` reconnects when voipd goes away: at once, then after a delay
 /// that doubles with each failed attempt up to a cap (each delay drawn between half and all
@@ -48,10 +49,8 @@ extension VoIPApplication {
 
     /// Arms the retry timer.
     private func schedule(after delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = UInt64(max(seconds, 0)) * 1_000_000_000 + UInt64(max(attoseconds, 0) / 1_000_000_000)
         do {
-            try retryTimer.arm(at: MonotonicInstant(nanoseconds: MonotonicInstant.now.nanoseconds + nanoseconds))
+            try retryTimer.arm(at: .now + max(delay, .zero))
         } catch {
             // timerfd_settime fails only on arguments this cannot give it; the app can see it.
             lastReconnectionError = error

@@ -3,6 +3,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// A lifecycle event received from voipd, to be acknowledged once handled.
 public struct LifecycleEvent: Sendable, Equatable {
@@ -273,17 +274,12 @@ public final class VoIPApplication {
     /// here, as the timeout allows; with ``ReconnectionPolicy/isEnabled`` false, a closed
     /// connection throws ``VoipdError/disconnected`` instead.
     public func nextEvent(timeoutMilliseconds: Int32) throws -> LifecycleEvent? {
-        let deadline = timeoutMilliseconds < 0 ? nil : MonotonicInstant.now.nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        let deadline = timeoutMilliseconds < 0 ? nil : MonotonicInstant.now + .milliseconds(timeoutMilliseconds)
         while true {
             if let event = try lookForEvent() { return event }
-            var remaining: Int32 = -1
-            if let deadline {
-                let now = MonotonicInstant.now.nanoseconds
-                guard now < deadline else { return nil }
-                remaining = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-            }
+            if let deadline, MonotonicInstant.now >= deadline { return nil }
             var poller = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, remaining) < 0 && errno != EINTR { throw VoipdError.system(.current("poll")) }
+            if poll(&poller, 1, pollTimeout(until: deadline)) < 0 && errno != EINTR { throw VoipdError.system(.current("poll")) }
         }
     }
 

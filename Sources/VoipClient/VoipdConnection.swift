@@ -3,6 +3,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// A frame voipd sent on its own initiative (not a reply).
 public enum UnsolicitedMessage {
@@ -48,8 +49,7 @@ public final class VoipdConnection {
         } catch let error as Errno {
             throw error == .brokenPipe || error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
         }
-        let deadline = MonotonicInstant.now.nanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
-            + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let deadline = MonotonicInstant.now + timeout
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
             let header = try decode(ReplyHeader.self, frame.body)
@@ -72,18 +72,17 @@ public final class VoipdConnection {
     }
 
     /// The next reply frame, keeping the events and transitions that come before it.
-    private func nextReplyFrame(before deadline: UInt64, waitingFor what: String) throws -> IncomingFrame {
+    private func nextReplyFrame(before deadline: MonotonicInstant, waitingFor what: String) throws -> IncomingFrame {
         while true {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline else { throw VoipdError.timedOut(what) }
-            guard let frame = try receiveFrame(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else { continue }
+            guard MonotonicInstant.now < deadline else { throw VoipdError.timedOut(what) }
+            guard let frame = try receiveFrame(timeoutMilliseconds: pollTimeout(until: deadline)) else { continue }
             if frame.type == .reply { return frame }
             try keepUnsolicited(frame)
         }
     }
 
     /// Reads the continuations of a list reply and appends their items.
-    private func collectRest<L: ListResult>(of first: L, id: UInt64, deadline: UInt64) throws -> L {
+    private func collectRest<L: ListResult>(of first: L, id: UInt64, deadline: MonotonicInstant) throws -> L {
         var merged = first
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the rest of a reply")
@@ -107,15 +106,13 @@ public final class VoipdConnection {
     /// timeout (nil: none came; a negative timeout waits forever).
     public func nextUnsolicited(timeoutMilliseconds: Int32) throws -> UnsolicitedMessage? {
         if !unsolicited.isEmpty { return unsolicited.removeFirst() }
-        let deadline = timeoutMilliseconds < 0 ? UInt64.max : MonotonicInstant.now.nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        let deadline = timeoutMilliseconds < 0 ? nil : MonotonicInstant.now + .milliseconds(timeoutMilliseconds)
         var polledOnce = false
         while unsolicited.isEmpty {
-            let now = MonotonicInstant.now.nanoseconds
             // A zero timeout still looks once.
-            guard now < deadline || !polledOnce else { return nil }
+            if polledOnce, let deadline, MonotonicInstant.now >= deadline { return nil }
             polledOnce = true
-            let remaining = deadline == UInt64.max ? -1 : Int32(min(deadline > now ? (deadline - now) / 1_000_000 : 0, UInt64(Int32.max)))
-            guard let frame = try receiveFrame(timeoutMilliseconds: remaining) else { continue }
+            guard let frame = try receiveFrame(timeoutMilliseconds: pollTimeout(until: deadline)) else { continue }
             guard frame.type != .reply else {
                 frame.descriptors.closeAll()
                 continue

@@ -3,6 +3,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Accepting connections without letting anyone exhaust voipd: the per-user connection
 /// quota, a descriptor kept in reserve, and a pause in accepting while voipd is out of

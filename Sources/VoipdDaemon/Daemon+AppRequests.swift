@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Requests an app makes for itself: identify, register and retrieve its VoIP sockets,
 /// acknowledge events, background tasks and keep-alive.

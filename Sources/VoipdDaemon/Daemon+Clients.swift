@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 extension Daemon {
     func serviceClient(_ client: ClientConnection, _ events: EpollEvents) {

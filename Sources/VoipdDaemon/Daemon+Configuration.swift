@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Manifests and configuration reloads.
 extension Daemon {

@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// The held VoIP sockets: taking them in, watching them, the wake path, letting them go.
 extension Daemon {

@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// The state file: what this voipd writes down about its apps, and what it takes back at
 /// start from one that died (``RecoveryState``).

@@ -4,6 +4,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// In-place upgrade, as nginx upgrades its binary: voipd writes what it knows to a memfd,
 /// keeps its descriptors open across exec, and executes its program file again (the new

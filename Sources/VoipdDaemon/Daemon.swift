@@ -3,6 +3,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Keys of the daemon's timers, all served by one timerfd.
 enum DaemonTimer: Hashable, Sendable, Codable {
@@ -36,7 +37,7 @@ public final class Daemon {
     let timer: TimerFd
     var timers = TimerSchedule<DaemonTimer>()
     /// The deadline the timerfd is armed for, to skip re-arming it for nothing.
-    var armedDeadline: Duration?
+    var armedDeadline: MonotonicInstant?
     let suspender: Suspender = SignalSuspender()
     let registry = HeldSocketRegistry()
     var apps: [String: AppRecord] = [:]
@@ -193,7 +194,7 @@ public final class Daemon {
 
     // MARK: - Time
 
-    var now: Duration { .nanoseconds(Int64(MonotonicInstant.now.nanoseconds)) }
+    var now: MonotonicInstant { .now }
 
     func rearmTimer() {
         let earliest = timers.earliestDeadline()
@@ -201,10 +202,7 @@ public final class Daemon {
         armedDeadline = earliest
         do {
             if let earliest {
-                // Saturating: a deadline past what a timerfd can hold is as good as never.
-                let (seconds, attoseconds) = earliest.components
-                let clamped = UInt64(clamping: min(max(seconds, 0), Int64(UInt64.max / 2_000_000_000)))
-                try timer.arm(at: MonotonicInstant(nanoseconds: clamped * 1_000_000_000 + UInt64(clamping: attoseconds / 1_000_000_000)))
+                try timer.arm(at: earliest)
             } else {
                 try timer.disarm()
             }

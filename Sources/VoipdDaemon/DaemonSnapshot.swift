@@ -3,6 +3,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Everything a running voipd knows, for an in-place upgrade: the new program reads it and
 /// carries on where the old one stopped. Descriptors are kept by number (they survive the
@@ -89,7 +90,7 @@ struct DaemonSnapshot: Codable {
 
     struct Timer: Codable {
         var key: DaemonTimer
-        var deadline: Duration
+        var deadline: MonotonicInstant
         var tolerance: Duration
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import VoipdSystem
+import VoipdVocabulary
 
 /// Keeps one line of code from flooding the log: each call site may write `burst` lines
 /// per `interval`; the rest are counted, and "N similar messages suppressed" is written
@@ -14,7 +15,7 @@ final class LogRateLimiter: @unchecked Sendable {
     }
 
     private struct Window {
-        var start: UInt64
+        var start: MonotonicInstant
         var written = 0
         var suppressed = 0
         /// "file:line", made when the first line is suppressed.
@@ -22,7 +23,7 @@ final class LogRateLimiter: @unchecked Sendable {
     }
 
     let burst: Int
-    let interval: UInt64
+    let interval: Duration
     // Logging happens on the daemon's one thread; the lock keeps the type honest as Sendable.
     private let lock = NSLock()
     private var windows: [Site: Window] = [:]
@@ -31,12 +32,12 @@ final class LogRateLimiter: @unchecked Sendable {
 
     init(burst: Int = 100, interval: Duration = .seconds(10)) {
         self.burst = burst
-        self.interval = UInt64(interval.components.seconds) * 1_000_000_000 + UInt64(interval.components.attoseconds / 1_000_000_000)
+        self.interval = interval
     }
 
     /// Whether a line from `file`:`line` may be written now, and the summaries of
     /// suppressed lines (of any site) whose interval is over, to write first.
-    func admit(file: StaticString, line: UInt, now: UInt64 = MonotonicInstant.now.nanoseconds) -> (admitted: Bool, summaries: [String]) {
+    func admit(file: StaticString, line: UInt, now: MonotonicInstant = .now) -> (admitted: Bool, summaries: [String]) {
         let site = Site(file: UInt(bitPattern: file.utf8Start), line: line)
         lock.lock()
         defer { lock.unlock() }

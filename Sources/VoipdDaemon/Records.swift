@@ -2,6 +2,7 @@ import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdSystem
+import VoipdVocabulary
 
 /// A running process of an app, tracked by pidfd. The pidfd stays open until the process
 /// is reaped, so its pid cannot be reused under us.
@@ -91,8 +92,8 @@ final class AppRecord {
     var since: Double
     /// When the data that woke the app was seen, and the event that told it: the wake's
     /// latency is measured to its acknowledgement.
-    var wakeSeenAt: Duration?
-    var wakeEvent: (id: UInt64, seenAt: Duration)?
+    var wakeSeenAt: MonotonicInstant?
+    var wakeEvent: (id: UInt64, seenAt: MonotonicInstant)?
     /// `launch` requests waiting for the app to connect: (client, request id).
     var launchWaiters: [(client: UInt64, request: UInt64)] = []
 
@@ -122,7 +123,7 @@ final class ClientConnection {
     var queuedBytes = 0
     var closing = false
     /// When it last made a request (or connected): see `limits.helloTimeout`.
-    var lastRequestAt: Duration = .zero
+    var lastRequestAt: MonotonicInstant = .origin
 
 
     init(id: UInt64, descriptor: consuming FileDescriptor, credentials: PeerCredentials) {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// Where ``RecoveryState`` is kept between two runs of voipd: a JSON file in a directory
 /// only root and voipd's user can write (``TrustedDirectory``), replaced whole each time.
@@ -17,7 +18,7 @@ final class StateFile {
     /// The processes the file on disk names.
     var recorded: Set<ProcessIdentity> = []
     /// When the file was last written (or tried to be), on the daemon's clock.
-    var lastWritten: Duration?
+    var lastWritten: MonotonicInstant?
     /// A failure to write is logged once, until a write succeeds again.
     var failing = false
 

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// Walking toward the goal, and the events that announce each step.
 extension AppLifecycle {
     /// One step toward the goal.
@@ -122,7 +124,7 @@ extension AppLifecycle {
     /// incoming call must not wait because the app crashed once. From the second quick
     /// death in a row, relaunches are at least `relaunchThrottle` apart (launchd's
     /// ThrottleInterval), the gap doubling with each further one up to the maximum.
-    private func relaunchDelay(now: Duration) -> Duration {
+    private func relaunchDelay(now: MonotonicInstant) -> Duration {
         guard history.quickDeaths > 1, let launchedAt = history.lastLaunch else { return .zero }
         var gap = timings.relaunchThrottle
         for _ in 2..<history.quickDeaths where gap < timings.relaunchThrottleMaximum { gap = gap * 2 }

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// What each input does.
 extension AppLifecycle {
     mutating func apply(_ input: LifecycleInput, _ turn: inout Turn) {

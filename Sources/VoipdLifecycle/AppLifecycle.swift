@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// The lifecycle of one app: a pure state machine. ``handle(_:now:)`` takes an input and
 /// returns the reply and the actions the daemon must perform, in order. It is the single
 /// source of truth for an app's state; it performs no system calls and reads no clock
@@ -42,7 +44,7 @@ public struct AppLifecycle: Sendable, Codable {
     }
 
     /// Feeds one input; returns the reply and the actions to perform, in order.
-    public mutating func handle(_ input: LifecycleInput, now: Duration) -> LifecycleOutcome {
+    public mutating func handle(_ input: LifecycleInput, now: MonotonicInstant) -> LifecycleOutcome {
         var turn = Turn(now: now)
         apply(input, &turn)
         settle(&turn)
@@ -108,7 +110,7 @@ public struct AppLifecycle: Sendable, Codable {
     }
 
     /// When the background-task budget runs out (nil: no budget running).
-    public var taskBudgetDeadline: Duration? {
+    public var taskBudgetDeadline: MonotonicInstant? {
         guard case .running(let running) = stage, case .background(let deadline, _) = running.phase else { return nil }
         return deadline
     }

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// What an app is allowed or asked to do, from how it was launched and its manifest.
 public struct AppPolicy: Equatable, Sendable, Codable {
     /// UIApplicationExitsOnSuspend: terminated instead of suspended.

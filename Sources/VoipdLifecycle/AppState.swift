@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// The states an app can be in, as iOS named them. These names are part of the wire
 /// protocol and of `voipctl status --json`; scripts rely on them.
 public enum AppState: String, Codable, Sendable, CaseIterable {

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// How a process ended, as the lifecycle needs to know it (no system types here).
 public enum ProcessEnd: Equatable, Sendable {
     case exited(code: Int32)

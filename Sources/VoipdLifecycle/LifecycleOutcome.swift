@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// What the lifecycle answers to one input: the reply to whoever asked, and the actions
 /// the daemon must perform, in order.
 public struct LifecycleOutcome: Equatable, Sendable {
@@ -23,10 +25,10 @@ extension AppLifecycle {
     /// One input being handled: the time it was given and what it produces so far. Not
     /// part of the lifecycle's state.
     struct Turn {
-        let now: Duration
+        let now: MonotonicInstant
         var outcome = LifecycleOutcome()
 
-        init(now: Duration) { self.now = now }
+        init(now: MonotonicInstant) { self.now = now }
 
         mutating func emit(_ action: LifecycleAction) { outcome.actions.append(action) }
 

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// The lifecycle's state, by phase: what only one phase has lives in that phase's case, so
 /// that no combination the lifecycle cannot be in can be written (an event in flight without
 /// a connection, a task budget while suspended, an interruption of an app going to the
@@ -46,7 +48,7 @@ extension AppLifecycle {
         /// running). `wakeUnhandled`: a wake (data, keep-alive, relaunch) whose budget is
         /// running and that the app has not acknowledged: an app that cannot acknowledge keeps
         /// the whole budget to do its work.
-        case background(taskBudgetDeadline: Duration?, wakeUnhandled: Bool)
+        case background(taskBudgetDeadline: MonotonicInstant?, wakeUnhandled: Bool)
         /// A stop the kernel has not confirmed yet, and why it was decided (for the
         /// transition once it is).
         case suspending(reason: String)
@@ -112,7 +114,7 @@ extension AppLifecycle {
         /// Deaths in a row of a process that ran less than `relaunchThrottle`.
         var quickDeaths = 0
         /// When the last process was started.
-        var lastLaunch: Duration?
+        var lastLaunch: MonotonicInstant?
         /// Why the last process ended.
         var lastTermination: TerminationReason?
     }

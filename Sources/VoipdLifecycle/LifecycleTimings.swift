@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// Every duration of the lifecycle, with iOS's value as the default. `scaled(by:)` shrinks
 /// them all at once, so tests never wait for iOS's real minutes.
 public struct LifecycleTimings: Equatable, Sendable, Codable {
@@ -87,13 +89,5 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
         case .backgroundTaskWillExpire: return expirationWarning
         case .voipSocketReadable, .keepAlive: return nil
         }
-    }
-}
-
-extension Duration {
-    /// Seconds as a Double, for messages and JSON.
-    public var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -1,3 +1,5 @@
+import VoipdVocabulary
+
 /// Deadlines for many timers, served by one kernel timer: the owner arms its timerfd for
 /// ``earliestDeadline`` and calls ``takeDue(at:)`` when it fires.
 ///
@@ -6,7 +8,7 @@
 /// become one wake-up.
 public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     private struct Entry: Sendable {
-        var deadline: Duration
+        var deadline: MonotonicInstant
         var tolerance: Duration
         var generation: UInt64
     }
@@ -14,7 +16,7 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     private var entries: [Key: Entry] = [:]
     /// A min-heap of (deadline, key, generation); entries whose generation no longer
     /// matches were cancelled or moved and are skipped when they surface.
-    private var heap: [(deadline: Duration, key: Key, generation: UInt64)] = []
+    private var heap: [(deadline: MonotonicInstant, key: Key, generation: UInt64)] = []
     private var tolerant: Set<Key> = []
     private var generation: UInt64 = 0
 
@@ -31,10 +33,10 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     public func contains(_ key: Key) -> Bool { entries[key] != nil }
 
     /// The deadline of `key`, if set.
-    public func deadline(of key: Key) -> Duration? { entries[key]?.deadline }
+    public func deadline(of key: Key) -> MonotonicInstant? { entries[key]?.deadline }
 
     /// Sets (or moves) a timer.
-    public mutating func set(_ key: Key, deadline: Duration, tolerance: Duration = .zero) {
+    public mutating func set(_ key: Key, deadline: MonotonicInstant, tolerance: Duration = .zero) {
         generation += 1
         entries[key] = Entry(deadline: deadline, tolerance: tolerance, generation: generation)
         if tolerance > .zero { tolerant.insert(key) } else { tolerant.remove(key) }
@@ -50,7 +52,7 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Every timer set: its key, deadline and tolerance.
-    public var all: [(key: Key, deadline: Duration, tolerance: Duration)] {
+    public var all: [(key: Key, deadline: MonotonicInstant, tolerance: Duration)] {
         entries.map { ($0.key, $0.value.deadline, $0.value.tolerance) }
     }
 
@@ -66,14 +68,14 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     }
 
     /// The earliest deadline of any set timer.
-    public mutating func earliestDeadline() -> Duration? {
+    public mutating func earliestDeadline() -> MonotonicInstant? {
         dropStaleTop()
         return heap.first?.deadline
     }
 
     /// Removes and returns the timers due at `now`, earliest first, together with the
     /// tolerant timers whose window has opened.
-    public mutating func takeDue(at now: Duration) -> [Key] {
+    public mutating func takeDue(at now: MonotonicInstant) -> [Key] {
         var due: [Key] = []
         while true {
             dropStaleTop()
@@ -100,7 +102,7 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
         while let top = heap.first, entries[top.key]?.generation != top.generation { pop() }
     }
 
-    private mutating func push(_ item: (deadline: Duration, key: Key, generation: UInt64)) {
+    private mutating func push(_ item: (deadline: MonotonicInstant, key: Key, generation: UInt64)) {
         heap.append(item)
         var child = heap.count - 1
         while child > 0 {

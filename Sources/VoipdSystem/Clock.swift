@@ -1,26 +1,24 @@
 import Glibc
+import VoipdVocabulary
 
-/// A point on the monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
-public struct MonotonicInstant: Comparable, Hashable, Sendable, CustomStringConvertible {
-    public var nanoseconds: UInt64
-
-    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
-
+extension MonotonicInstant {
     /// Now (`clock_gettime(CLOCK_MONOTONIC)`).
     public static var now: MonotonicInstant {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
-        return MonotonicInstant(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+        return MonotonicInstant(sinceOrigin: .seconds(ts.tv_sec) + .nanoseconds(ts.tv_nsec))
     }
+}
 
-    public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.nanoseconds < b.nanoseconds }
-
-    /// Nanoseconds elapsed since `earlier` (zero if `earlier` is later).
-    public func nanoseconds(since earlier: MonotonicInstant) -> UInt64 {
-        nanoseconds >= earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
-    }
-
-    public var description: String { "\(Double(nanoseconds) / 1e9)s" }
+/// The timeout for `poll` or `epoll_wait` that ends at `deadline`, in whole milliseconds
+/// rounded up (so that the wait does not end just before it): 0 once it has passed, -1
+/// (no timeout) for nil, at most `limit`.
+public func pollTimeout(until deadline: MonotonicInstant?, limit: Duration = .seconds(600)) -> CInt {
+    guard let deadline else { return -1 }
+    let remaining = min(deadline - .now, limit)
+    guard remaining > .zero else { return 0 }
+    let (seconds, attoseconds) = remaining.components
+    return CInt(seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
 }
 
 /// Wall-clock time as seconds since the epoch, for timestamps people read.

@@ -1,5 +1,6 @@
 import CVoipd
 import Glibc
+import VoipdVocabulary
 
 /// A timer on the monotonic clock delivered as a readable descriptor
 /// (`timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`).
@@ -14,7 +15,7 @@ public struct TimerFd: ~Copyable {
     }
 
     /// Arms the timer to fire once at `deadline` (`timerfd_settime` with `TFD_TIMER_ABSTIME`).
-    /// A deadline in the past fires at once.
+    /// A deadline in the past fires at once; the kernel takes one beyond its range as never.
     public func arm(at deadline: MonotonicInstant) throws {
         // An all-zero it_value disarms, so the earliest expressible deadline is 1 ns.
         let ns = max(deadline.nanoseconds, 1)

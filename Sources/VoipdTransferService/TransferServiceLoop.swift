@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import VoipdSystem
 import VoipdTransfers
+import VoipdVocabulary
 
 /// A small single-threaded host for the transfer service alone: an epoll set, one
 /// timerfd, and lists of what the service handed out. For tests and benchmarks; voipd hosts
@@ -37,12 +38,10 @@ public final class TransferServiceLoop: TransferServiceHost {
 
     /// Runs until `done` says so or `timeout` passes; false on the timeout.
     public func run(timeout: Double, until done: () -> Bool) throws -> Bool {
-        let end = MonotonicInstant.now.nanoseconds + UInt64(timeout * 1e9)
+        let end = MonotonicInstant.now + .seconds(timeout)
         while !done() {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < end else { return false }
-            let wait = CInt(min((end - now) / 1_000_000 + 1, 1000))
-            try epoll.wait(timeoutMilliseconds: wait) { ready in
+            guard MonotonicInstant.now < end else { return false }
+            try epoll.wait(timeoutMilliseconds: pollTimeout(until: end, limit: .seconds(1))) { ready in
                 if ready.token == Self.timerToken {
                     try timer.acknowledge()
                     service.timerFired()
@@ -58,7 +57,7 @@ public final class TransferServiceLoop: TransferServiceHost {
     private func armTimer() throws {
         guard let deadline = service?.nextDeadline else { return try timer.disarm() }
         let delay = max(0, deadline.timeIntervalSince(Date()))
-        try timer.arm(at: MonotonicInstant(nanoseconds: MonotonicInstant.now.nanoseconds + UInt64(delay * 1e9)))
+        try timer.arm(at: .now + .seconds(delay))
     }
 
     // MARK: - TransferServiceHost

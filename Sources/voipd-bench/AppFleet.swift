@@ -3,6 +3,7 @@ import VoipClient
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// The bench's end of one app's VoIP socket: the peer writes the stamps here.
 final class PeerEnd {
@@ -121,12 +122,11 @@ final class AppFleet {
         for process in processes {
             try? process.pidfd.send(SIGKILL)
         }
-        let deadline = MonotonicInstant.now.nanoseconds + 10_000_000_000
+        let deadline = MonotonicInstant.now + .seconds(10)
         for process in processes {
             var watched = pollfd(fd: process.pidfd.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-            while MonotonicInstant.now.nanoseconds < deadline {
-                let remaining = Int32((deadline - MonotonicInstant.now.nanoseconds) / 1_000_000) + 1
-                let ready = poll(&watched, 1, remaining)
+            while MonotonicInstant.now < deadline {
+                let ready = poll(&watched, 1, pollTimeout(until: deadline))
                 if ready > 0 || (ready < 0 && errno != EINTR) { break }
             }
         }

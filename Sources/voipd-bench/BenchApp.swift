@@ -2,6 +2,7 @@ import Glibc
 import VoipClient
 import VoipdLifecycle
 import VoipdSystem
+import VoipdVocabulary
 
 /// `voipd-bench app --connect PATH --index N [--cpu C]`: the app side of the wake
 /// benchmark, launched by voipd. A plain voipd client: it connects its VoIP socket to the

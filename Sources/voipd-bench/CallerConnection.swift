@@ -1,6 +1,7 @@
 import Glibc
 import SIP
 import VoipdSystem
+import VoipdVocabulary
 
 /// The bench's side of the calls: one TCP connection to the registrar, opened once and
 /// reused by every call (so that no timed call pays for a connection set-up). Bytes are
@@ -33,7 +34,7 @@ final class CallerConnection {
 
     /// Reads, without parsing, until the bytes not framed yet contain `marker`; the
     /// `CLOCK_MONOTONIC` time (ns) at which the read that brought it returned.
-    func readUntil(_ marker: [UInt8], before deadline: UInt64, waitingFor what: String) throws -> UInt64 {
+    func readUntil(_ marker: [UInt8], before deadline: MonotonicInstant, waitingFor what: String) throws -> UInt64 {
         var searchedUpTo = 0
         while true {
             let readAt = try readOnce(before: deadline, waitingFor: what)
@@ -48,8 +49,8 @@ final class CallerConnection {
     }
 
     /// The next message, framed from what was read (reading more if needed); throws once
-    /// `deadline` (ns) passes, saying it was waiting for `what`.
-    func next(before deadline: UInt64, waitingFor what: @autoclosure () -> String) throws -> SIPMessage {
+    /// `deadline` passes, saying it was waiting for `what`.
+    func next(before deadline: MonotonicInstant, waitingFor what: @autoclosure () -> String) throws -> SIPMessage {
         while true {
             try frameUnframed()
             if !framed.isEmpty { return framed.removeFirst() }
@@ -58,10 +59,9 @@ final class CallerConnection {
     }
 
     /// Waits until readable and reads what is there into `unframed`; the time the read returned.
-    private func readOnce(before deadline: UInt64, waitingFor what: String) throws -> UInt64 {
+    private func readOnce(before deadline: MonotonicInstant, waitingFor what: String) throws -> UInt64 {
         while true {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline, try waitReadable(descriptor.rawValue, milliseconds: Int32((deadline - now) / 1_000_000) + 1) else {
+            guard MonotonicInstant.now < deadline, try waitReadable(descriptor.rawValue, milliseconds: pollTimeout(until: deadline)) else {
                 throw BenchError("no \(what) from the registrar in time")
             }
             let count = recv(descriptor.rawValue, buffer.baseAddress, buffer.count, CInt(MSG_DONTWAIT))

@@ -1,4 +1,5 @@
 import VoipdSystem
+import VoipdVocabulary
 
 /// A child's log on a pipe to the bench, line by line, keeping its last lines for a
 /// failure message. The bench reads it only between calls (``drain()``): nothing else
@@ -15,10 +16,9 @@ final class ChildLog {
     /// Reads lines until one contains `text`; throws once `milliseconds` have passed, or if
     /// the log ends.
     func waitForLine(containing text: String, milliseconds: Int32) throws {
-        let deadline = MonotonicInstant.now.nanoseconds + UInt64(milliseconds) * 1_000_000
+        let deadline = MonotonicInstant.now + .milliseconds(milliseconds)
         do {
-            while case let now = MonotonicInstant.now.nanoseconds, now < deadline,
-                  let line = try reader.next(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) {
+            while MonotonicInstant.now < deadline, let line = try reader.next(timeoutMilliseconds: pollTimeout(until: deadline)) {
                 keep(line)
                 if line.contains(text) { return }
             }

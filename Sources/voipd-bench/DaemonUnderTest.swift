@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// A real voipd for the benchmark: its own control socket in a private directory, its log
 /// in a file there, ready when its READY=1 arrives on a notify socket. It runs through
@@ -28,12 +29,11 @@ final class DaemonUnderTest {
         let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,
                                                 standardOutput: logFile.rawValue, standardError: logFile.rawValue))
         process = try PidFd(pid: pid)
-        let deadline = MonotonicInstant.now.nanoseconds + 20_000_000_000
+        let deadline = MonotonicInstant.now + .seconds(20)
         while true {
             var watched = [pollfd(fd: notify.rawValue, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: process.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline, poll(&watched, 2, Int32((deadline - now) / 1_000_000) + 1) >= 0 || errno == EINTR else {
+            guard MonotonicInstant.now < deadline, poll(&watched, 2, pollTimeout(until: deadline)) >= 0 || errno == EINTR else {
                 stop()
                 throw BenchError("voipd did not report READY=1 within 20 s; log:\n\(log(tail: 20))")
             }
@@ -75,9 +75,8 @@ final class DaemonUnderTest {
     func waitForStatusUpdate(milliseconds: Int32) throws {
         let notify = try bindDatagramSocket(path: notifyPath)
         defer { unlink(notifyPath) }
-        let deadline = MonotonicInstant.now.nanoseconds + UInt64(milliseconds) * 1_000_000
-        while case let now = MonotonicInstant.now.nanoseconds, now < deadline,
-              try waitReadable(notify.rawValue, milliseconds: Int32((deadline - now) / 1_000_000) + 1) {
+        let deadline = MonotonicInstant.now + .milliseconds(milliseconds)
+        while MonotonicInstant.now < deadline, try waitReadable(notify.rawValue, milliseconds: pollTimeout(until: deadline)) {
             if String(decoding: try notify.read(upTo: 4096), as: UTF8.self).contains("STATUS=") { return }
         }
     }
@@ -88,15 +87,14 @@ final class DaemonUnderTest {
         stopped = true
         try? process.send(SIGTERM)
         var watched = pollfd(fd: process.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        let deadline = MonotonicInstant.now.nanoseconds + 10_000_000_000
+        let deadline = MonotonicInstant.now + .seconds(10)
         while watched.revents == 0 {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline else {
+            guard MonotonicInstant.now < deadline else {
                 progress("voipd did not stop within 10 s of SIGTERM: killing it")
                 try? process.send(SIGKILL)
                 break
             }
-            _ = poll(&watched, 1, Int32((deadline - now) / 1_000_000) + 1)
+            _ = poll(&watched, 1, pollTimeout(until: deadline))
         }
         _ = try? process.waitForExit()
     }

@@ -1,5 +1,6 @@
 import SIP
 import VoipdSystem
+import VoipdVocabulary
 
 /// OPTIONS to the softphone through the registrar, until its answer comes back: the
 /// softphone has then read and answered a message after everything sent to it before, so
@@ -18,7 +19,7 @@ struct ReachabilityProbe {
             ("To", "<\(configuration.target)>"), ("Call-ID", callID), ("CSeq", "1 OPTIONS"),
         ])
         try connection.send(options.serialized())
-        let deadline = MonotonicInstant.now.nanoseconds + TimedCall.timeoutNanoseconds
+        let deadline = MonotonicInstant.now + TimedCall.timeout
         while true {
             let message = try connection.next(before: deadline, waitingFor: "answer to an OPTIONS")
             guard message.callID == callID, let status = message.statusCode, status >= 200 else { continue }

@@ -2,6 +2,7 @@ import VoipClient
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Moves the softphone between the two modes of the benchmark through voipd, and waits on
 /// voipd's event stream (followed for moves to `active`, `suspended` and `terminated`
@@ -58,11 +59,10 @@ final class SoftphoneModes {
     }
 
     private func waitFor(_ state: AppState, _ when: String) throws {
-        let deadline = MonotonicInstant.now.nanoseconds + UInt64(Self.timeoutMilliseconds) * 1_000_000
+        let deadline = MonotonicInstant.now + .milliseconds(Self.timeoutMilliseconds)
         while true {
-            let now = MonotonicInstant.now.nanoseconds
-            guard now < deadline,
-                  let record = try control.nextTransition(timeoutMilliseconds: Int32((deadline - now) / 1_000_000) + 1) else {
+            guard MonotonicInstant.now < deadline,
+                  let record = try control.nextTransition(timeoutMilliseconds: pollTimeout(until: deadline)) else {
                 throw BenchError("the softphone was not \(state.rawValue) within \(Self.timeoutMilliseconds) ms \(when)")
             }
             guard record.app == SoftphoneUnderTest.name else { continue }

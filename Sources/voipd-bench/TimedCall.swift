@@ -1,5 +1,6 @@
 import SIP
 import VoipdSystem
+import VoipdVocabulary
 
 /// One call from the bench to the softphone, driven by `SIPCaller`: the INVITE is written
 /// at t0, the read that brings the 180 Ringing returns at t1; then the call is completed
@@ -9,7 +10,7 @@ struct TimedCall {
     let connection: CallerConnection
     let configuration: SIPCaller.Configuration
     /// How long a whole call may take.
-    static let timeoutNanoseconds: UInt64 = 10_000_000_000
+    static let timeout: Duration = .seconds(10)
     private static let ringing = Array("SIP/2.0 180 ".utf8)
 
     /// INVITE written → 180 read, in nanoseconds.
@@ -19,9 +20,10 @@ struct TimedCall {
         guard case .send(let invite)? = placed.first else { throw BenchError("SIPCaller did not send an INVITE: \(placed)") }
         // Serialised before t0: only the network path is timed.
         let bytes = invite.serialized()
-        let t0 = MonotonicInstant.now.nanoseconds
+        let sent = MonotonicInstant.now
+        let t0 = sent.nanoseconds
         try connection.send(bytes)
-        let deadline = t0 + Self.timeoutNanoseconds
+        let deadline = sent + Self.timeout
         // Raw reads until the 180's start line: the state machine sees everything after.
         let t1 = try connection.readUntil(Self.ringing, before: deadline, waitingFor: "180 Ringing")
         var rang = false

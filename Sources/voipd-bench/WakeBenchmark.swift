@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// `voipd-bench wake`: for each CPU placement and app count, the floor and voipd with the
 /// same settings, side by side; then an idle voipd's context switches.
@@ -64,7 +65,7 @@ enum WakeBenchmark {
         try pinCurrentThread(to: placement.peerCPU)
         let started = MonotonicInstant.now
         try fleet.start(count: apps, appCPU: placement == .split ? placement.peerCPU : nil)
-        result.setupSeconds = Double(MonotonicInstant.now.nanoseconds(since: started)) / 1e9
+        result.setupSeconds = (MonotonicInstant.now - started).seconds
         (result.appRSSBytes, result.appsPSSBytes) = fleet.memory()
         progress("apps=\(apps) cpu=\(placement.rawValue): \(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
                  + "one app's RSS \(fixed(Double(result.appRSSBytes) / 1_048_576, 1)) MB, "

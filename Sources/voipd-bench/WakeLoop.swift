@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// The floor's random number generator (xorshift64), so that both pick the same apps in
 /// the same order for the same seed.

@@ -2,6 +2,7 @@ import Foundation
 import FoundationNetworking
 import VoipdSystem
 import VoipdTransfers
+import VoipdVocabulary
 
 /// One attempt in flight: its order, its files and what has been seen of the response.
 /// Touched on the agent's queue only.
@@ -24,7 +25,7 @@ final class Attempt {
     var output: FileDescriptor?
     var resumedFrom: Int64 = 0
     var progress = TransferProgress()
-    var lastProgressReport = MonotonicInstant(nanoseconds: 0)
+    var lastProgressReport = MonotonicInstant.origin
     var cancellation: Cancellation?
 
     init(order: AttemptOrder, files: DownloadFiles?, requestedOffset: Int64) {
@@ -35,6 +36,6 @@ final class Attempt {
 
     /// Whether a progress report is due (at most one per the order's interval).
     func progressDue(now: MonotonicInstant) -> Bool {
-        now.nanoseconds(since: lastProgressReport) >= UInt64(order.progressInterval * 1e9)
+        now - lastProgressReport >= .seconds(order.progressInterval)
     }
 }

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Glibc
 import VoipdSystem
 import VoipdTransfers
+import VoipdVocabulary
 
 /// Performs voipd's attempts with URLSession. Every piece of state lives on one serial
 /// queue, which is also URLSession's delegate queue: commands are dispatched onto it and

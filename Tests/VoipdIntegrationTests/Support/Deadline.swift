@@ -1,19 +1,14 @@
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// A point in time a wait must not pass.
 struct Deadline {
     let end: MonotonicInstant
 
-    init(_ timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        end = MonotonicInstant(nanoseconds: MonotonicInstant.now.nanoseconds + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000))
-    }
+    init(_ timeout: Duration) { end = .now + timeout }
 
-    var remainingMilliseconds: Int32 {
-        let now = MonotonicInstant.now.nanoseconds
-        return now >= end.nanoseconds ? 0 : Int32(min((end.nanoseconds - now) / 1_000_000 + 1, 600_000))
-    }
+    var remainingMilliseconds: Int32 { pollTimeout(until: end) }
 
     var hasPassed: Bool { MonotonicInstant.now >= end }
 }

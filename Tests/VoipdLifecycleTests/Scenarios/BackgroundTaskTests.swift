@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// beginBackgroundTask / endBackgroundTask, the expiration warning and the budgets.
 @Suite("Background tasks")

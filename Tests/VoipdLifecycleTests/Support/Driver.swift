@@ -1,11 +1,12 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// A lifecycle with a clock, fed the way the daemon feeds it. Every batch is checked against
 /// the ``Invariants``; a violation is recorded at the caller's line.
 struct Driver {
     private(set) var app: AppLifecycle
-    private(set) var now: Duration = .seconds(1000)
+    private(set) var now: MonotonicInstant = .at(1000)
     private(set) var memory = Invariants.Memory()
 
     init(policy: AppPolicy = .voipApp, timings: LifecycleTimings = LifecycleTimings()) {

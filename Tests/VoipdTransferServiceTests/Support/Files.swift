@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// Whether the tests run under CI (`CI=true`): there a missing tool is a failure, not a skip.
 let runningUnderCI = ProcessInfo.processInfo.environment["CI"] == "true"
@@ -68,13 +69,12 @@ func waitForFile(_ path: String, timeout: Double) throws {
     guard inotify_add_watch(watch, directory, UInt32(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)) >= 0 else {
         throw Errno.current("inotify_add_watch(\(directory))")
     }
-    let end = MonotonicInstant.now.nanoseconds + UInt64(timeout * 1e9)
+    let end = MonotonicInstant.now + .seconds(timeout)
     var buffer = [UInt8](repeating: 0, count: 4096)
     while (fileSize(path) ?? 0) == 0 {
-        let now = MonotonicInstant.now.nanoseconds
-        guard now < end else { throw TestFailure("\(path) did not appear within \(timeout) s") }
+        guard MonotonicInstant.now < end else { throw TestFailure("\(path) did not appear within \(timeout) s") }
         var poller = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
-        if poll(&poller, 1, CInt((end - now) / 1_000_000 + 1)) > 0 {
+        if poll(&poller, 1, pollTimeout(until: end)) > 0 {
             _ = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
         }
     }
