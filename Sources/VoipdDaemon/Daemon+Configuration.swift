@@ -170,14 +170,18 @@ extension Daemon {
 
     /// Adopts the processes the store kept for apps: a crash of the previous voipd may have
     /// left them stopped; they are resumed, in the background, and supervised again.
-    func takeBackProcesses(_ activated: ActivatedDescriptors) {
+    /// The state file, when there is one, says which of them voipd launched as the leader of
+    /// a process group (whose other members it stopped with them).
+    func takeBackProcesses(_ activated: ActivatedDescriptors, recorded: RecoveryState?) {
         for (name, fd) in activated.processes {
             let descriptor = FileDescriptor(adopting: fd)
             guard let pid = pid(ofPidfd: fd), let app = apps[name], app.process == nil else {
                 notifier.removeFromStore(app: name, name: StoredApp.processName)
                 continue
             }
-            adoptSurvivor(AppProcess(pidfd: PidFd(adopting: descriptor, pid: pid), isChild: false), of: app, inBackground: true)
+            let pidfd = PidFd(adopting: descriptor, pid: pid)
+            let leadsGroup = recorded?.leadsGroup(app: name, pidfd) ?? false
+            adoptSurvivor(AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup), of: app, inBackground: true)
         }
     }
 }

@@ -99,26 +99,34 @@ extension Daemon {
         return RecoveryState(bootID: bootID, apps: entries)
     }
 
-    /// Takes back the apps a previous voipd wrote down: their records, then their processes
-    /// that are still the same processes; those it left stopped are resumed. Comes after the
-    /// service manager's store, whose pidfds no pid reuse can fool.
-    func takeBackFromStateFile() {
-        guard let stateFile else { return }
+    /// What a previous voipd wrote down, if it can be trusted and is of this boot.
+    func loadStateFile() -> RecoveryState? {
+        guard let stateFile else { return nil }
         let state: RecoveryState
         do {
-            guard let loaded = try stateFile.load() else { return }
+            guard let loaded = try stateFile.load() else { return nil }
             state = loaded
         } catch {
-            return log.warning("ignoring the state file \(stateFile.path): \(error)")
+            log.warning("ignoring the state file \(stateFile.path): \(error)")
+            return nil
         }
         guard state.version == RecoveryState.currentVersion else {
-            return log.warning("ignoring the state file \(stateFile.path): version \(state.version), this voipd reads \(RecoveryState.currentVersion)")
+            log.warning("ignoring the state file \(stateFile.path): version \(state.version), this voipd reads \(RecoveryState.currentVersion)")
+            return nil
         }
         guard state.bootID == bootID else {
-            return log.info("ignoring the state file \(stateFile.path): written before the system last started")
+            log.info("ignoring the state file \(stateFile.path): written before the system last started")
+            return nil
         }
         if state.skipped > 0 { log.warning("\(state.skipped) apps in the state file \(stateFile.path) could not be read; left out") }
         log.info("state file \(stateFile.path): \(state.apps.count) apps recorded by voipd pid \(state.writer)")
+        return state
+    }
+
+    /// Takes back the apps a previous voipd wrote down: their records, then their processes
+    /// that are still the same processes; those it left stopped are resumed. Comes after the
+    /// service manager's store, whose pidfds no pid reuse can fool.
+    func takeBackRecordedApps(_ state: RecoveryState) {
         for entry in state.apps { takeBack(entry) }
     }
 
@@ -208,6 +216,16 @@ extension Daemon {
         }
         log.notice("\(app.name): pid \(process.pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")
         feed(app, .launched(inBackground: inBackground || wasStopped, reason: "still running when voipd started"))
+    }
+}
+
+extension RecoveryState {
+    /// Whether the app's recorded process is the one `pidfd` refers to, and leads the
+    /// process group voipd signalled (and still does).
+    func leadsGroup(app name: String, _ pidfd: borrowing PidFd) -> Bool {
+        guard let recorded = apps.first(where: { $0.name == name })?.process, recorded.leadsGroup,
+              recorded.identity.pid == pidfd.pid, pidfd.identity() == recorded.identity else { return false }
+        return ProcFS.processGroup(of: pidfd.pid) == pidfd.pid
     }
 }
 

@@ -147,9 +147,10 @@ public final class Daemon {
         // Records, then the processes still running (so their data does not start a second
         // copy beside them), then the sockets. The service manager's store first, then the
         // state file for what the store did not have; an upgrade's snapshot has it all.
+        let recorded = snapshot == nil ? loadStateFile() : nil
         takeBackApps(activated)
-        takeBackProcesses(activated)
-        if snapshot == nil { takeBackFromStateFile() }
+        takeBackProcesses(activated, recorded: recorded)
+        if let recorded { takeBackRecordedApps(recorded) }
         takeBack(activated)
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }

@@ -213,6 +213,39 @@ struct RestartRecoveryTests {
         _ = try rig.terminate(voipd)
     }
 
+    @Test("a launched app's process group, stopped with it, is continued with it after a crash: from the state file alone, and with the fd store",
+          arguments: [false, true])
+    func processGroupContinued(withStore: Bool) throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let listener = try Socket.listenUnix(path: rig.socketPath)
+        let control = [("control", listener.rawValue)]
+        let first = try Self.start(rig, passing: control)
+        let (commands, follower) = try Self.controls(rig)
+        // A shell and its helper, in the session voipd made for the shell; it says the
+        // helper's pid on its output.
+        let output = try makePipe()
+        let status = try commands.launch(["/bin/sh", "-c", "/bin/sleep 600 & echo $!; wait"], name: "group", speaksProtocol: false,
+                                         output: output.second.rawValue)
+        let leader = try #require(status.pid)
+        #expect(waitReadable(output.first.rawValue, Deadline(.seconds(10))))
+        let helper = try #require(pid_t(String(decoding: try output.first.read(upTo: 64), as: UTF8.self).split(separator: "\n").first ?? ""))
+        defer { kill(helper, SIGCONT); kill(helper, SIGKILL) }
+        try Self.suspend("group", commands, follower)
+        #expect(waitUntilStopped(helper, Deadline(.seconds(10))), "the helper is stopped with its leader")
+        if withStore {
+            try rig.manager.expect("FDSTORE=1 of group/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "group/#process" }
+        }
+        try Self.crash(first)
+
+        let stored = withStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
+        let second = try Self.start(rig, passing: control + stored)
+        #expect(rig.log.contains("group: pid \(leader) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        #expect(processState(leader) != "T")
+        #expect(processState(helper) != "T", "the helper was left stopped")
+        _ = try rig.terminate(second)
+    }
+
     @Test("a recorded pid that now names another process (its start time differs), or a start time that is not the process's, is left alone")
     func pidReuseIsNotSignalled() throws {
         let rig = try ServiceRig()

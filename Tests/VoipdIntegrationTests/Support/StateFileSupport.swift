@@ -68,3 +68,14 @@ extension VoipdControl {
         throw TimedOut(description: "\(app) did not reach \(state.rawValue)")
     }
 }
+
+/// Waits until `pid`, a process of someone else's (not this process's child), is stopped.
+/// Nothing tells a non-parent of a stop: /proc is looked at again every millisecond (voipd
+/// itself watches stops it cannot be told of this way), until the deadline.
+func waitUntilStopped(_ pid: pid_t, _ deadline: Deadline) -> Bool {
+    while processState(pid) != "T" {
+        guard !deadline.hasPassed else { return false }
+        _ = poll(nil, 0, 1)
+    }
+    return true
+}
