@@ -31,8 +31,7 @@ static const char *resolve_path(const char *explicit_path, char *scratch, size_t
     return scratch;
 }
 
-/* A connected control socket, or a negated errno. */
-static int connect_to(const char *path)
+int vh_connect_to(const char *path)
 {
     struct sockaddr_un address = { .sun_family = AF_UNIX };
     size_t length = strlen(path);
@@ -55,7 +54,7 @@ static int connect_to(const char *path)
     return -error;
 }
 
-static int attach(voipd *v, int connection)
+int vh_attach(voipd *v, int connection)
 {
     struct epoll_event event = { .events = EPOLLIN, .data.fd = connection };
     if (epoll_ctl(v->poll_fd, EPOLL_CTL_ADD, connection, &event) < 0) return -errno;
@@ -74,6 +73,7 @@ static int make_handle(voipd **out, int connection, const char *path)
     v->connection = -1;
     v->poll_fd = -1;
     v->pending = -1;
+    v->timer = -1;
     v->timeout_ms = VH_DEFAULT_TIMEOUT_MS;
     v->next_id = 1;
     int error = 0;
@@ -84,7 +84,7 @@ static int make_handle(voipd **out, int connection, const char *path)
         struct epoll_event event = { .events = EPOLLIN, .data.fd = v->pending };
         if (epoll_ctl(v->poll_fd, EPOLL_CTL_ADD, v->pending, &event) < 0) error = -errno;
     }
-    if (error == 0) error = attach(v, connection);
+    if (error == 0) error = vh_attach(v, connection);
     if (error < 0) {
         if (v->connection < 0) close(connection);
         vh_destroy(v);
@@ -101,7 +101,7 @@ int voipd_open(voipd **out, const char *socket_path)
     char scratch[sizeof ((struct sockaddr_un *)0)->sun_path + 1];
     const char *path = resolve_path(socket_path, scratch, sizeof scratch);
     if (path == NULL) return -EDESTADDRREQ;
-    int connection = connect_to(path);
+    int connection = vh_connect_to(path);
     if (connection < 0) return connection;
     return make_handle(out, connection, path);
 }
@@ -136,6 +136,8 @@ void vh_destroy(voipd *v)
     for (int i = 0; i < v->registered_count; i++) close(v->registered[i].fd);
     if (v->poll_fd >= 0) close(v->poll_fd);
     if (v->pending >= 0) close(v->pending);
+    if (v->timer >= 0) close(v->timer);
+    vh_free_tasks(v);
     free(v->path);
     free(v);
 }
@@ -171,6 +173,7 @@ void vh_disconnect(voipd *v)
         /* Also when a request found it lost: the app's poll loop learns it from dispatch. */
         v->lost = 1;
     }
+    v->unacknowledged_count = 0;
     vh_drop_events(v);
     vh_update_pending(v);
 }
@@ -297,50 +300,4 @@ int vh_call(voipd *v, uint16_t type, const char *body, long length, uint64_t id,
         }
         if (answered < 0) return answered;
     }
-}
-
-int voipd_reconnect(voipd *v)
-{
-    if (v == NULL) return -EINVAL;
-    if (v->path == NULL) return -EDESTADDRREQ;
-    vh_disconnect(v);
-    voipd_close_restored(v);
-    int connection = connect_to(v->path);
-    if (connection < 0) return connection;
-    int attached = attach(v, connection);
-    if (attached < 0) {
-        close(connection);
-        return attached;
-    }
-    v->lost = 0;
-    vh_update_pending(v);
-    if (v->name[0] == '\0') return 0;                   /* no hello before: none now */
-    char name[sizeof v->name];
-    memcpy(name, v->name, sizeof name);
-    int hello = voipd_hello(v, name);
-    if (hello < 0) return hello;
-
-    /* Sockets the new voipd holds already come back with hello (a voipd under systemd, from
-     * its descriptor store): the app has them; close the copies hello made. The others are
-     * registered again from the library's copies. */
-    int first_error = 0;
-    for (int i = 0; i < v->registered_count;) {
-        struct vh_registered *socket = &v->registered[i];
-        int held = vh_take_restored_fd(v, socket->name);
-        if (held >= 0) {
-            close(held);
-            i++;
-            continue;
-        }
-        int registered = vh_register(v, socket->name, socket->fd);
-        if (registered == 0) {
-            i++;
-            continue;
-        }
-        if (first_error == 0) first_error = registered;
-        if (v->connection < 0) return first_error;
-        close(socket->fd);
-        v->registered[i] = v->registered[--v->registered_count];
-    }
-    return first_error;
 }

@@ -128,10 +128,8 @@ void voipd_set_event_handler(voipd *v, voipd_event_handler handler, void *contex
     v->context = context;
 }
 
-int voipd_acknowledge(voipd *v, uint64_t number)
+static int send_acknowledgement(voipd *v, uint64_t number)
 {
-    if (v == NULL) return -EINVAL;
-    if (v->connection < 0) return -ENOTCONN;
     char body[64];
     struct vj_writer w;
     vjw_begin(&w, body, sizeof body);
@@ -139,10 +137,25 @@ int voipd_acknowledge(voipd *v, uint64_t number)
     return vh_send(v, VF_ACKNOWLEDGE, body, vjw_end(&w), NULL, 0, vh_deadline(v));
 }
 
+int voipd_acknowledge(voipd *v, uint64_t number)
+{
+    if (v == NULL) return -EINVAL;
+    if (v->connection < 0) return -ENOTCONN;
+    for (int i = 0; i < v->unacknowledged_count; i++) {
+        if (v->unacknowledged[i] != number) continue;
+        v->unacknowledged[i] = v->unacknowledged[--v->unacknowledged_count];
+        return send_acknowledgement(v, number);
+    }
+    /* Not an event of this connection awaiting it: acknowledged already, or sent by a voipd
+     * that died (numbers start again on each voipd: it would acknowledge another event). */
+    return 0;
+}
+
 int voipd_dispatch(voipd *v)
 {
     if (v == NULL) return -EINVAL;
     int status = 0;
+    v->dispatching++;
     for (int read = 0; read < VH_DISPATCH_BATCH && v->connection >= 0; read++) {
         int received = vf_receive(v->connection, &v->buffer, &v->frame, 1);
         if (received == -EAGAIN) break;
@@ -156,13 +169,20 @@ int voipd_dispatch(voipd *v)
         /* Said once: here, or by the request that found it. */
         v->lost = 0;
         vh_update_pending(v);
-        if (status == 0) status = -ECONNRESET;
+        if (v->automatic) {
+            status = 0;
+            v->unavailable_told = 1;
+            vh_tell(v, VOIPD_EVENT_SUPERVISOR_UNAVAILABLE, "supervisorUnavailable", NULL, "the connection to voipd is lost");
+            vh_reconnect_automatically(v);
+        } else if (status == 0) {
+            status = -ECONNRESET;
+        }
     } else if (v->connection < 0) {
-        status = -ENOTCONN;
+        if (v->automatic) vh_reconnect_automatically(v);
+        else status = -ENOTCONN;
     }
 
     int handled = 0;
-    v->dispatching++;
     while (v->queue_head != NULL && !v->close_requested) {
         struct vh_queued *queued = v->queue_head;
         v->queue_head = queued->next;
@@ -171,9 +191,12 @@ int voipd_dispatch(voipd *v)
         vh_update_pending(v);
         v->state = queued->event.state;
         int acknowledgement = v->handler != NULL ? v->handler(v, &queued->event, v->context) : VOIPD_ACK_NOW;
-        if (acknowledgement != VOIPD_ACK_LATER && !v->close_requested && v->connection >= 0) {
-            int acknowledged = voipd_acknowledge(v, queued->event.number);
-            if (acknowledged < 0 && status == 0) status = acknowledged;
+        if (acknowledgement == VOIPD_ACK_LATER) {
+            /* Bounded like the queue: voipd sends no event while one is unacknowledged. */
+            if (v->unacknowledged_count < VH_MAX_QUEUED_EVENTS) v->unacknowledged[v->unacknowledged_count++] = queued->event.number;
+        } else if (!v->close_requested && v->connection >= 0) {
+            int acknowledged = send_acknowledgement(v, queued->event.number);
+            if (acknowledged < 0 && status == 0 && !v->automatic) status = acknowledged;
         }
         free(queued);
         handled++;

@@ -17,6 +17,11 @@ enum {
     VH_MAX_REGISTERED = 253,
     /* Frames read by one voipd_dispatch() call; the descriptor stays readable for the rest. */
     VH_DISPATCH_BATCH = 64,
+    /* Background tasks open at once through one handle. */
+    VH_MAX_TASKS = 256,
+    /* Automatic reconnection: the first delay after a failed attempt, and the longest. */
+    VH_RECONNECT_FIRST_MS = 100,
+    VH_RECONNECT_MAX_MS = 5000,
     /* The longest background-task name sent. */
     VH_MAX_TASK_NAME = 1024
 };
@@ -32,6 +37,14 @@ struct vh_restored {
 struct vh_registered {
     char name[VOIPD_NAME_MAX + 1];
     int fd;
+};
+
+/* An open background task: the number the app knows, the current voipd's, its name (to
+ * begin it again on the next voipd). */
+struct vh_task {
+    uint64_t id;
+    uint64_t voipd_id;          /* 0: the current voipd refused it */
+    char *name;
 };
 
 /* An event waiting for voipd_dispatch(): the event and, after it, its strings. */
@@ -60,6 +73,24 @@ struct voipd {
     int restored_count;
     struct vh_registered registered[VH_MAX_REGISTERED];
     int registered_count;
+
+    /* Events delivered with VOIPD_ACK_LATER and not acknowledged yet, of this connection:
+     * an acknowledgement of another number (one of a voipd that died) is not sent. */
+    uint64_t unacknowledged[VH_MAX_QUEUED_EVENTS];
+    int unacknowledged_count;
+
+    /* What the app asked for, to ask the next voipd again. */
+    double keep_alive;          /* seconds; 0: none */
+    struct vh_task *tasks;
+    int task_count;
+    uint64_t next_task;
+
+    /* Automatic reconnection (voipd_set_reconnect()): a timerfd in poll_fd's set. */
+    int automatic;
+    int timer;
+    int backoff_ms;
+    int unavailable_told;       /* the handler heard supervisorUnavailable, not Available yet */
+    uint64_t random;
 
     voipd_event_handler handler;
     void *context;
@@ -96,6 +127,12 @@ VH_HIDDEN long long vh_deadline(const voipd *v);
 /* The next request id. */
 VH_HIDDEN uint64_t vh_next_id(voipd *v);
 
+/* A connected control socket to `path`, or a negated errno. */
+VH_HIDDEN int vh_connect_to(const char *path);
+
+/* Makes `connection` the handle's, watched by poll_fd. 0 or a negated errno. */
+VH_HIDDEN int vh_attach(voipd *v, int connection);
+
 /* Closes the connection (if open) and drops the queued events. */
 VH_HIDDEN void vh_disconnect(voipd *v);
 
@@ -123,6 +160,28 @@ VH_HIDDEN int vh_refusal(voipd *v, const char *code, const char *message);
 
 /* Sends registerSocket for `fd` as `name` (not tracked): 0 or an error as vh_call's. */
 VH_HIDDEN int vh_register(voipd *v, const char *name, int fd);
+
+/* Calls the handler with an event of the library's own (number 0, not acknowledged). */
+VH_HIDDEN void vh_tell(voipd *v, int kind, const char *kind_name, const char *socket, const char *reason);
+
+/* Connects again and restores what the app had (voipd_reconnect()); with `tell`, each
+ * socket the new voipd refuses is told to the handler. */
+VH_HIDDEN int vh_reconnect(voipd *v, int tell);
+
+/* Automatic reconnection, from voipd_dispatch(): after a loss, and when the timer fires. */
+VH_HIDDEN void vh_reconnect_automatically(voipd *v);
+
+/* Sends setKeepAliveTimeout (0 clears it). 0 or an error as vh_call's. */
+VH_HIDDEN int vh_set_keep_alive(voipd *v, double seconds);
+
+/* Begins the open background tasks again on a new connection. 0 or the first error. */
+VH_HIDDEN int vh_begin_tasks_again(voipd *v);
+
+/* Frees the background tasks' records. */
+VH_HIDDEN void vh_free_tasks(voipd *v);
+
+/* Sends unregisterSocket for `name` (tracking unchanged): 0 or an error as vh_call's. */
+VH_HIDDEN int vh_unregister(voipd *v, const char *name);
 
 /* Removes the restored socket `name` from the list: its descriptor, or -ENOENT. */
 VH_HIDDEN int vh_take_restored_fd(voipd *v, const char *name);

@@ -199,14 +199,19 @@ int voipd_register_socket(voipd *v, const char *name, int fd)
     return 0;
 }
 
-int voipd_unregister_socket(voipd *v, const char *name)
+int vh_unregister(voipd *v, const char *name)
 {
     struct vh_reply reply;
     int called = named_request(v, VF_UNREGISTER_SOCKET, name, NULL, 0, &reply);
+    if (called == 0) vf_close_fds(&v->frame);
+    return called;
+}
+
+int voipd_unregister_socket(voipd *v, const char *name)
+{
+    int called = vh_unregister(v, name);
     if (called == 0 || called == VOIPD_ERR_NO_SUCH_SOCKET) untrack(v, name);
-    if (called < 0) return called;
-    vf_close_fds(&v->frame);
-    return 0;
+    return called;
 }
 
 int voipd_retrieve_socket(voipd *v, const char *name)
@@ -223,12 +228,9 @@ int voipd_retrieve_socket(voipd *v, const char *name)
     return v->frame.fds[0];
 }
 
-int voipd_begin_background_task(voipd *v, const char *name, uint64_t *task)
+/* Asks the current voipd for a background task: 0 and *voipd_id (0: refused), or an error. */
+static int begin_task(voipd *v, const char *name, uint64_t *voipd_id)
 {
-    if (v == NULL || task == NULL) return -EINVAL;
-    *task = 0;
-    if (name == NULL) name = "task";
-    if (!vj_valid_utf8(name, VH_MAX_TASK_NAME)) return -EINVAL;
     struct request request;
     begin_request(v, &request);
     vjw_string(&request.writer, "name", name);
@@ -236,31 +238,100 @@ int voipd_begin_background_task(voipd *v, const char *name, uint64_t *task)
     int called = send_plain_request(v, &request, VF_BEGIN_BACKGROUND_TASK, &reply);
     if (called < 0) return called;
     struct vj value;
-    if (vj_get(reply.result, "task", &value) != 1 || vj_u64(value, task) < 0) {
+    if (vj_get(reply.result, "task", &value) != 1 || vj_u64(value, voipd_id) < 0) {
         vh_disconnect(v);
         return -EPROTO;
     }
     return 0;
 }
 
-int voipd_end_background_task(voipd *v, uint64_t task)
+static int end_task(voipd *v, uint64_t voipd_id)
 {
-    if (v == NULL) return -EINVAL;
     struct request request;
     begin_request(v, &request);
-    vjw_u64(&request.writer, "task", task);
+    vjw_u64(&request.writer, "task", voipd_id);
     struct vh_reply reply;
     return send_plain_request(v, &request, VF_END_BACKGROUND_TASK, &reply);
 }
 
-int voipd_set_keep_alive_timeout(voipd *v, double seconds)
+int voipd_begin_background_task(voipd *v, const char *name, uint64_t *task)
 {
-    if (v == NULL || !isfinite(seconds) || seconds < 0) return -EINVAL;
+    if (v == NULL || task == NULL) return -EINVAL;
+    *task = 0;
+    if (name == NULL) name = "task";
+    if (!vj_valid_utf8(name, VH_MAX_TASK_NAME)) return -EINVAL;
+    if (v->task_count == VH_MAX_TASKS) return -ENOSPC;
+    if (v->tasks == NULL && (v->tasks = calloc(VH_MAX_TASKS, sizeof *v->tasks)) == NULL) return -ENOMEM;
+    char *copy = strdup(name);
+    if (copy == NULL) return -ENOMEM;
+    uint64_t voipd_id = 0;
+    int begun = begin_task(v, name, &voipd_id);
+    if (begun < 0 || voipd_id == 0) {
+        free(copy);
+        return begun;
+    }
+    /* The number the app gets is the library's: the next voipd gives the task another. */
+    struct vh_task *record = &v->tasks[v->task_count++];
+    record->id = ++v->next_task;
+    record->voipd_id = voipd_id;
+    record->name = copy;
+    *task = record->id;
+    return 0;
+}
+
+int voipd_end_background_task(voipd *v, uint64_t task)
+{
+    if (v == NULL) return -EINVAL;
+    for (int i = 0; i < v->task_count; i++) {
+        struct vh_task *record = &v->tasks[i];
+        if (record->id != task) continue;
+        int ended = record->voipd_id == 0 ? 0 : end_task(v, record->voipd_id);
+        /* Ended, or unknown to voipd (it expired): either way no longer open. */
+        if (ended == 0 || ended == VOIPD_ERR_INVALID_STATE) {
+            free(record->name);
+            *record = v->tasks[--v->task_count];
+        }
+        return ended;
+    }
+    return vh_refusal(v, "invalidState", "no open background task of that number");
+}
+
+int vh_begin_tasks_again(voipd *v)
+{
+    int first_error = 0;
+    for (int i = 0; i < v->task_count && v->connection >= 0; i++) {
+        int begun = begin_task(v, v->tasks[i].name, &v->tasks[i].voipd_id);
+        if (begun < 0) {
+            v->tasks[i].voipd_id = 0;
+            if (first_error == 0) first_error = begun;
+        }
+    }
+    return first_error;
+}
+
+void vh_free_tasks(voipd *v)
+{
+    for (int i = 0; i < v->task_count; i++) free(v->tasks[i].name);
+    free(v->tasks);
+    v->tasks = NULL;
+    v->task_count = 0;
+}
+
+int vh_set_keep_alive(voipd *v, double seconds)
+{
     struct request request;
     begin_request(v, &request);
     if (seconds > 0) vjw_seconds(&request.writer, "seconds", seconds);      /* absent: clear it */
     struct vh_reply reply;
     return send_plain_request(v, &request, VF_SET_KEEP_ALIVE_TIMEOUT, &reply);
+}
+
+int voipd_set_keep_alive_timeout(voipd *v, double seconds)
+{
+    if (v == NULL || !isfinite(seconds) || seconds < 0) return -EINVAL;
+    int set = vh_set_keep_alive(v, seconds);
+    if (set == 0) v->keep_alive = seconds;
+    return set;
 }
 
 int voipd_set_call_active(voipd *v, int active)

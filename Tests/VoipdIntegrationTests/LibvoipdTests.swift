@@ -187,37 +187,61 @@ struct LibvoipdTests {
         Self.expectClean(valgrindLog: directory + "/valgrind.\(second).log")
     }
 
+    /// The C app under a first voipd, ready; the caller stops that voipd and lets a second
+    /// one take its path. The app outlives the first voipd: `stop()` ends it by pid.
+    final class OutlivingApp {
+        let directory: String
+        let first: DaemonHarness
+        let pid: pid_t
+        let remote: PeerConnection
+        let output: String
+
+        init(_ name: String, extraArguments: [String] = [], ready: String) throws {
+            directory = try makeTemporaryDirectory(name)
+            let app = try LibvoipdTests.buildApp(in: directory)
+            first = try DaemonHarness()
+            let peer = try first.makePeer()
+            output = directory + "/app.log"
+            let log = try openFile(output, flags: O_WRONLY | O_CREAT | O_TRUNC)
+            let launched = try first.control.launch([app, "127.0.0.1", "\(peer.port)"] + extraArguments, name: "capp",
+                                                    waitForConnection: true, output: log.rawValue)
+            pid = try #require(launched.pid)
+            remote = try peer.accept()
+            try waitForText("\(pid) \(ready)", in: output)
+        }
+
+        /// Stops the first voipd (SIGTERM); the app reads end-of-file and lives on.
+        func stopFirstDaemon() throws {
+            try first.daemon.pidfd.send(SIGTERM)
+            _ = try first.daemon.waitForExit(.seconds(20))
+        }
+
+        /// The next voipd, at the path the app knows (the first removed its socket on the way out).
+        func secondDaemon() throws -> DaemonHarness {
+            let second = try DaemonHarness()
+            try #require(symlink(second.socketPath, first.socketPath) == 0, "symlink: \(errno)")
+            return second
+        }
+
+        func stop() {
+            kill(pid, SIGCONT)
+            kill(pid, SIGKILL)
+            first.stop()
+            removeTree(directory)
+        }
+    }
+
     @Test("voipd_reconnect: after voipd stops, the app connects to the next voipd on the same path, says hello again and registers its socket again; that voipd suspends and wakes it",
           .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"))
     func reconnectAfterRestart() throws {
         try #require(toolExists(Self.gcc))
-        let directory = try makeTemporaryDirectory("voipd-libvoipd-reconnect")
-        defer { removeTree(directory) }
-        let app = try Self.buildApp(in: directory)
-        let first = try DaemonHarness()
-        defer { first.stop() }
-        let peer = try first.makePeer()
-        let output = directory + "/app.log"
-        let log = try openFile(output, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        let launched = try first.control.launch([app, "127.0.0.1", "\(peer.port)"], name: "capp", waitForConnection: true, output: log.rawValue)
-        let pid = try #require(launched.pid)
-        // voipd stops with the app running; the app outlives it, so the test ends it by pid.
-        defer {
-            kill(pid, SIGCONT)
-            kill(pid, SIGKILL)
-        }
-        let remote = try peer.accept()
-        try waitForText("\(pid) registered sip: ok", in: output)
-        try waitForText("\(pid) call active: 1", in: output)
-
-        try first.daemon.pidfd.send(SIGTERM)
-        _ = try first.daemon.waitForExit(.seconds(20))
+        let app = try OutlivingApp("voipd-libvoipd-reconnect", ready: "call active: 1")
+        defer { app.stop() }
+        let (pid, output) = (app.pid, app.output)
+        try app.stopFirstDaemon()
         try waitForText("\(pid) disconnected", in: output)
-
-        // The next voipd, at the path the app knows (voipd removed its socket on the way out).
-        let second = try DaemonHarness()
+        let second = try app.secondDaemon()
         defer { second.stop() }
-        try #require(symlink(second.socketPath, first.socketPath) == 0, "symlink: \(errno)")
         try waitForText("\(pid) reconnected: active", in: output)
         #expect(try second.control.sockets("capp").map(\.name) == ["sip"])
         #expect(try second.status("capp").pid == pid)
@@ -225,8 +249,34 @@ struct LibvoipdTests {
         try second.control.command(.background, "capp")
         try second.waitForState("capp", .suspended)
         #expect(processState(pid) == "T")
-        try remote.write("ping\n")
+        try app.remote.write("ping\n")
         try waitForText("\(pid) peer: ping", in: output)
         try second.waitForState("capp", .suspended)
+    }
+
+    @Test("voipd_set_reconnect: the app's dispatch reconnects by itself to the next voipd, tells supervisorUnavailable then supervisorAvailable, and restores its socket, keep-alive and background task",
+          .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"))
+    func automaticReconnection() throws {
+        try #require(toolExists(Self.gcc))
+        let app = try OutlivingApp("voipd-libvoipd-automatic", extraArguments: ["--auto-reconnect"],
+                                   ready: "automatic reconnection: success; keep-alive: success; task 1: success")
+        defer { app.stop() }
+        let (pid, output) = (app.pid, app.output)
+        #expect(try app.first.status("capp").backgroundTasks == 1)
+        try app.stopFirstDaemon()
+        try waitForText("\(pid) event: supervisorUnavailable", in: output)
+        let second = try app.secondDaemon()
+        defer { second.stop() }
+        try waitForText("\(pid) event: supervisorAvailable", in: output)
+        let status = try second.status("capp")
+        #expect(status.pid == pid)
+        #expect(status.keepAliveSeconds == 600)
+        #expect(status.backgroundTasks == 1)
+        #expect(try second.control.sockets("capp").map(\.name) == ["sip"])
+        // The new voipd's events reach the handler; the app still reads its socket.
+        try second.control.command(.background, "capp")
+        try waitForText("\(pid) event: didEnterBackground -> background", in: output)
+        try app.remote.write("ping\n")
+        try waitForText("\(pid) peer: ping", in: output)
     }
 }

@@ -230,6 +230,14 @@ static int count_events(voipd *v, const struct voipd_event *event, void *context
     return VOIPD_ACK_NOW;
 }
 
+static int later(voipd *v, const struct voipd_event *event, void *context)
+{
+    (void)v;
+    (void)event;
+    (void)context;
+    return VOIPD_ACK_LATER;
+}
+
 static void events(void)
 {
     int peer;
@@ -259,11 +267,27 @@ static void events(void)
     voipd_close(v);
     close(peer);
 
+    /* An event acknowledged later: once, and only an event awaiting it. */
+    v = pair(&peer);
+    voipd_set_event_handler(v, later, NULL);
+    send_json(peer, 129, "{\"event\":9,\"kind\":\"keepAlive\",\"state\":\"background\",\"reason\":\"\"}", 0);
+    CHECK(voipd_dispatch(v) == 1, "an event for later");
+    CHECK(recv(peer, ack, sizeof ack, MSG_DONTWAIT) < 0, "not acknowledged yet");
+    CHECK(voipd_acknowledge(v, 9) == 0, "acknowledged later");
+    n = recv(peer, ack, sizeof ack - 1, MSG_DONTWAIT);
+    CHECK(n == 8 + 11 && memcmp(ack + 8, "{\"event\":9}", 11) == 0, "the acknowledgement of 9");
+    CHECK(voipd_acknowledge(v, 9) == 0 && voipd_acknowledge(v, 8) == 0, "again, and one never sent");
+    CHECK(recv(peer, ack, sizeof ack, MSG_DONTWAIT) < 0, "neither sent");
+    CHECK(voipd_end_background_task(v, 5) == VOIPD_ERR_INVALID_STATE, "no such task, said without asking voipd");
+    CHECK(voipd_set_reconnect(v, 1) == -EDESTADDRREQ, "no path to reconnect to");
+    voipd_close(v);
+    close(peer);
+
     /* A request that finds the connection lost: the descriptor turns readable, and
      * dispatch says so once. */
     v = pair(&peer);
     close(peer);
-    CHECK(voipd_end_background_task(v, 1) == -ECONNRESET, "a request on a lost connection");
+    CHECK(voipd_set_keep_alive_timeout(v, 0) == -ECONNRESET, "a request on a lost connection");
     struct pollfd ready = { .fd = voipd_get_fd(v), .events = POLLIN };
     CHECK(poll(&ready, 1, 0) == 1, "the descriptor says the loss");
     CHECK(voipd_dispatch(v) == -ECONNRESET, "dispatch says it");

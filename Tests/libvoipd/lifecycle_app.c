@@ -1,10 +1,12 @@
 /*
  * A C app on libvoipd, run under voipd by the tests (LibvoipdTests), under valgrind.
- * Usage: lifecycle_app HOST PORT. It says hello; takes back the socket "sip" if voipd
- * handed it back, else connects to HOST:PORT and registers the connection as "sip"; then
- * prints every event and every line its peer sends, until the peer sends "exit" (it then
- * frees everything and exits 0). If voipd goes away it reconnects, every 100 ms, with
- * voipd_reconnect(). Every line it prints starts with its pid.
+ * Usage: lifecycle_app HOST PORT [--auto-reconnect]. It says hello; takes back the socket
+ * "sip" if voipd handed it back, else connects to HOST:PORT and registers the connection as
+ * "sip"; then prints every event and every line its peer sends, until the peer sends "exit"
+ * (it then frees everything and exits 0). If voipd goes away it reconnects, every 100 ms,
+ * with voipd_reconnect(); with --auto-reconnect, voipd_dispatch() does it by itself, and the
+ * app keeps a keep-alive and a background task open for it to restore. Every line it prints
+ * starts with its pid.
  */
 #define _GNU_SOURCE
 #include <voipd.h>
@@ -115,8 +117,9 @@ static void exercise(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: lifecycle_app HOST PORT\n");
+    int automatic = argc == 4 && strcmp(argv[3], "--auto-reconnect") == 0;
+    if (argc != 3 && !automatic) {
+        fprintf(stderr, "usage: lifecycle_app HOST PORT [--auto-reconnect]\n");
         return 2;
     }
     int status = voipd_open(&v, NULL);
@@ -138,6 +141,14 @@ int main(int argc, char **argv)
     }
     voipd_close_restored(v);
     voipd_set_event_handler(v, on_event, NULL);
+    if (automatic) {
+        uint64_t task = 0;
+        int set = voipd_set_reconnect(v, 1);
+        int keep_alive = voipd_set_keep_alive_timeout(v, 600);
+        int begun = voipd_begin_background_task(v, "long", &task);
+        say("automatic reconnection: %s; keep-alive: %s; task %llu: %s", voipd_strerror(set), voipd_strerror(keep_alive),
+            (unsigned long long)task, voipd_strerror(begun));
+    }
 
     int connected = 1;
     while (!quitting) {

@@ -127,7 +127,13 @@ enum voipd_event_kind {
     VOIPD_EVENT_WILL_TERMINATE = 5,         /* clean up before acknowledging: SIGKILL follows */
     VOIPD_EVENT_VOIP_SOCKET_READABLE = 6,   /* read `socket` yourself, then acknowledge */
     VOIPD_EVENT_KEEP_ALIVE = 7,             /* the keep-alive interval elapsed */
-    VOIPD_EVENT_BACKGROUND_TASK_WILL_EXPIRE = 8  /* end your background tasks */
+    VOIPD_EVENT_BACKGROUND_TASK_WILL_EXPIRE = 8, /* end your background tasks */
+    /* Told by the library itself, with voipd_set_reconnect(v, 1): number 0, state the last
+     * known, and the handler's return value ignored (there is nothing to acknowledge). */
+    VOIPD_EVENT_SUPERVISOR_UNAVAILABLE = 100,   /* the connection to voipd is lost; reconnecting */
+    VOIPD_EVENT_SUPERVISOR_AVAILABLE = 101,     /* connected again: hello said, sockets registered,
+                                                   keep-alive and background tasks asked again */
+    VOIPD_EVENT_REGISTRATION_FAILED = 102       /* the new voipd refused `socket` (reason: why) */
 };
 
 /**
@@ -253,7 +259,9 @@ VOIPD_EXPORT int voipd_retrieve_socket(voipd *v, const char *name);
  * voipd refused (no background time left: UIBackgroundTaskInvalid). End every task with
  * voipd_end_background_task(); when its time runs out, voipd sends
  * VOIPD_EVENT_BACKGROUND_TASK_WILL_EXPIRE, then kills the app if tasks are still open.
- * `name` is free text for logs (NULL: "task"). Errors: -EINVAL, VOIPD_ERR_NOT_IDENTIFIED.
+ * `name` is free text for logs (NULL: "task"). The number is the library's (a reconnection
+ * begins the task again on the next voipd, under the same number). Errors: -EINVAL,
+ * -ENOSPC (256 tasks open already), VOIPD_ERR_NOT_IDENTIFIED.
  */
 VOIPD_EXPORT int voipd_begin_background_task(voipd *v, const char *name, uint64_t *task);
 
@@ -300,23 +308,41 @@ VOIPD_EXPORT int voipd_get_fd(const voipd *v);
 VOIPD_EXPORT int voipd_dispatch(voipd *v);
 
 /**
- * Acknowledges event `number` (when its handler returned VOIPD_ACK_LATER). No reply: a late
- * or wrong number is ignored by voipd. Errors: -ENOTCONN, -ECONNRESET.
+ * Acknowledges event `number` (when its handler returned VOIPD_ACK_LATER). No reply. A
+ * number that is not awaiting its acknowledgement on this connection (acknowledged
+ * already, or an event of a voipd that died: the numbers start again on each) is not sent,
+ * and 0 is returned. Errors: -ENOTCONN, -ECONNRESET.
  */
 VOIPD_EXPORT int voipd_acknowledge(voipd *v, uint64_t number);
 
 /**
  * Connects again, after voipd_dispatch() (or a request) reported the connection lost, for
- * instance across a restart of voipd: opens a new connection to the same path, says hello
- * under the same name, and registers again each socket registered through this handle
- * that the new voipd does not hold already (a voipd under systemd gets them back from its
- * descriptor store: hello hands them back, and they are kept, not restored). Events queued
- * on the old connection are dropped; read voipd_state() afresh. The descriptor of
- * voipd_get_fd() stays the same. Returns 0 when everything was registered again, else the
- * first error (the connection stays up; the socket refused is no longer tracked).
- * Errors: as voipd_open() and voipd_hello(); -EDESTADDRREQ for a handle of voipd_open_fd().
+ * instance across a restart of voipd (docs/PROTOCOL.md "When voipd restarts"): opens a new
+ * connection to the same path and says hello under the same name; then, for each socket
+ * registered through this handle, keeps the one hello hands back if it is the same socket
+ * (a voipd under systemd gets them back from its descriptor store), else registers the
+ * library's copy (first unregistering an older socket voipd holds under the name); sets
+ * the keep-alive again and begins the open background tasks again. Events of the old
+ * connection are dropped, and so are acknowledgements of them; read voipd_state() afresh.
+ * The descriptor of voipd_get_fd() stays the same. Returns 0 when all of it was done; the
+ * error of connecting or of hello (then not connected: try again later); or, connected,
+ * the first error of the rest (a socket refused is no longer tracked). -EDESTADDRREQ for a
+ * handle of voipd_open_fd().
  */
 VOIPD_EXPORT int voipd_reconnect(voipd *v);
+
+/**
+ * With `automatic` 1, voipd_dispatch() reconnects by itself when the connection is lost, as
+ * voipd_reconnect() does: at once, then after 100 ms doubling to 5 s (each delay drawn
+ * between half and all of it), from a timer inside voipd_get_fd()'s descriptor, so the
+ * app's loop needs no change. The handler hears VOIPD_EVENT_SUPERVISOR_UNAVAILABLE when the
+ * connection is lost, VOIPD_EVENT_REGISTRATION_FAILED for each socket the new voipd
+ * refuses, and VOIPD_EVENT_SUPERVISOR_AVAILABLE once it is done; voipd_dispatch() then
+ * reports no connection error. An attempt waits for the new voipd's hello reply (at most
+ * the timeout) inside voipd_dispatch(). 0 (the default) turns it off. Errors:
+ * -EDESTADDRREQ (a handle of voipd_open_fd()), -EMFILE.
+ */
+VOIPD_EXPORT int voipd_set_reconnect(voipd *v, int automatic);
 
 /** Describes an error return (a negated errno or a voipd_refusal). Never NULL. */
 VOIPD_EXPORT const char *voipd_strerror(int error);
