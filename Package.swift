@@ -26,16 +26,19 @@ let package = Package(
         .target(name: "CVoipdSpawn"),
         // The client side of the protocol in C (include/voipd.h; libvoipd(3)). Pure C11.
         .target(name: "libvoipd"),
-        // The words apps, the protocol and the daemon share (instants on the monotonic clock).
+        // The words apps, the protocol and the daemon share: app states, events, termination
+        // reasons, instants on the monotonic clock. No dependencies.
         .target(name: "VoipdVocabulary"),
         // Owned descriptors and thin syscall wrappers that throw Errno.
         .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn", "VoipdVocabulary"]),
-        // The wire protocol: framing and message bodies (docs/PROTOCOL.md).
-        .target(name: "VoipdProtocol", dependencies: ["VoipdSystem", "VoipdLifecycle"]),
+        // The wire protocol: framing and message bodies (docs/PROTOCOL.md). Pure: no I/O.
+        .target(name: "VoipdProtocol", dependencies: ["VoipdVocabulary"]),
+        // Whole frames over control connections: the protocol's socket side.
+        .target(name: "VoipdProtocolIO", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.
         .target(name: "VoipdLifecycle", dependencies: ["VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
-        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdLifecycle", "VoipdVocabulary"]),
+        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
         .target(name: "VoipdTransfers"),
@@ -43,12 +46,12 @@ let package = Package(
         // starts and speaks to without blocking, for a host loop (voipd's) to drive.
         .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
         // The client library for apps and for voipctl.
-        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdVocabulary"]),
+        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
         .target(name: "SIP"),
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
-        .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdLifecycle"]),
+        .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdVocabulary"]),
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
         .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
@@ -60,7 +63,7 @@ let package = Package(
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle", "VoipdVocabulary"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "voipd-transfer"]),
-        .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdSystem"]),
+        .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// The app's lifecycle events as an async sequence:
 ///

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 import VoipdVocabulary

@@ -1,4 +1,4 @@
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// What an app is told, under UIKit's names. Every method has a default that does nothing;
 /// returning from a method acknowledges the event, as returning from UIKit's does.

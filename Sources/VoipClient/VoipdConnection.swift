@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import VoipdLifecycle
 import VoipdProtocol
+import VoipdProtocolIO
 import VoipdSystem
 import VoipdVocabulary
 

@@ -1,7 +1,7 @@
 import Glibc
-import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Administration of voipd (what `voipctl` does): launch and inspect apps, move them
 /// between states, lock the screen, simulate memory pressure, follow the event stream.

@@ -3,6 +3,7 @@ import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 import VoipdVocabulary
+import VoipdProtocolIO
 
 /// Requests an app makes for itself: identify, register and retrieve its VoIP sockets,
 /// acknowledge events, background tasks and keep-alive.

@@ -3,6 +3,7 @@ import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 import VoipdVocabulary
+import VoipdProtocolIO
 
 extension Daemon {
     func serviceClient(_ client: ClientConnection, _ events: EpollEvents) {

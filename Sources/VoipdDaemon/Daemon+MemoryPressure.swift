@@ -1,6 +1,7 @@
 import Glibc
 import VoipdLifecycle
 import VoipdSystem
+import VoipdVocabulary
 
 /// Memory pressure, as iOS's jetsam handled it: reclaim what suspended apps hold, then end
 /// apps in order (suspended before background, largest first). A VoIP app's sockets stay held.

@@ -2,6 +2,8 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdProtocolIO
+import VoipdVocabulary
 
 /// Starting apps, and learning when they stop or end.
 extension Daemon {

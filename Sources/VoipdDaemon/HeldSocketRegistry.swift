@@ -1,6 +1,7 @@
 import Glibc
 import VoipdLifecycle
 import VoipdSystem
+import VoipdVocabulary
 
 /// How a held socket came to voipd. The registry treats them all alike.
 enum HeldSocketOrigin: String, Codable {

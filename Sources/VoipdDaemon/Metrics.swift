@@ -87,6 +87,7 @@ struct Histogram: Codable {
 }
 
 import VoipdLifecycle
+import VoipdVocabulary
 
 enum AppStateNames {
     static let all = AppState.allCases.map(\.rawValue)

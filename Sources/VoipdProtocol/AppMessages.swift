@@ -1,4 +1,4 @@
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// A request with no fields beyond its id.
 public struct EmptyRequest: Codable, Sendable {

@@ -1,4 +1,4 @@
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// `launch` (type 16): start a program under supervision, in a session of its own. Up to two
 /// descriptors may come along: the first becomes the program's standard output, the second

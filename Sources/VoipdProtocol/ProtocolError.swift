@@ -1,6 +1,3 @@
-import Glibc
-import VoipdSystem
-
 /// An error reply: a stable code for programs and a message for people.
 public struct ProtocolError: Error, Codable, Equatable, Sendable, CustomStringConvertible {
     /// Stable error codes; docs/PROTOCOL.md says when each is sent.
@@ -39,17 +36,6 @@ public struct ProtocolError: Error, Codable, Equatable, Sendable, CustomStringCo
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
-
-    /// The error reply for a failed system call: `outOfResources` when voipd is out of
-    /// descriptors or memory (EMFILE, ENFILE, ENOMEM, ENOBUFS), else `internalError`.
-    public init(systemError error: any Error, _ context: String) {
-        let resources: Set<CInt> = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
-        if let errno = error as? Errno, resources.contains(errno.rawValue) {
-            self.init(.outOfResources, "\(context): \(error)")
-        } else {
-            self.init(.internalError, "\(context): \(error)")
-        }
-    }
 
     private enum CodingKeys: String, CodingKey { case code, message }
 

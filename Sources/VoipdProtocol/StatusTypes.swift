@@ -1,4 +1,4 @@
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// One app as `status` reports it. Field names are stable; scripts rely on them.
 public struct AppStatus: Codable, Sendable, Equatable {

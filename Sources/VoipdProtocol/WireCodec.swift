@@ -1,8 +1,7 @@
 import Foundation
-import VoipdSystem
 
-/// Encodes and decodes frame bodies (JSON via Codable) and sends or receives whole frames.
-/// Holds its coders, so it belongs to one thread.
+/// Encodes and decodes frames: whole packets out, bodies (JSON via Codable) in. No I/O:
+/// VoipdProtocolIO sends and receives them. Holds its coders, so it belongs to one thread.
 public final class WireCodec {
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
@@ -36,11 +35,6 @@ public final class WireCodec {
         (try? encoder.encode(value).count) ?? 0
     }
 
-    /// Sends one frame with its descriptors.
-    public func send(_ type: MessageType, _ body: some Encodable, on fd: CInt, descriptors: [CInt] = []) throws {
-        try Socket.send(fd, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
-    }
-
     /// Decodes a body; malformed JSON is a `badRequest`.
     public func decode<T: Decodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
         do {
@@ -49,32 +43,6 @@ public final class WireCodec {
             throw ProtocolError(.badRequest, "malformed \(T.self) body: \(describe(error))")
         } catch {
             throw ProtocolError(.badRequest, "malformed \(T.self) body: \(error)")
-        }
-    }
-
-    /// Reads one frame from a non-blocking connection. A bad frame throws a
-    /// `ProtocolError`, and every descriptor it carried is closed by then.
-    /// `maxDescriptors` is the room made for descriptors: more than that arrive with
-    /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
-    public func receive(from fd: CInt, maxDescriptors: Int = Frame.maximumDescriptors) throws -> Received {
-        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
-            return .nothing
-        }
-        if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }
-        // Truncated with room to spare: the receiver could not install them (out of
-        // descriptors itself), which is not the sender's fault. The frame stays valid.
-        let lost = message.controlTruncated && message.descriptors.count < maxDescriptors
-        do {
-            let declared = message.bytes.count >= Frame.headerSize ? Int(message.bytes[6]) : 0
-            let decoded = try Frame.decode(bytes: message.bytes, length: message.length,
-                                           descriptors: lost ? declared : message.descriptors.count,
-                                           controlTruncated: message.controlTruncated && !lost)
-            if lost { message.descriptors.closeAll() }
-            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: lost ? DescriptorBag(adopting: []) : message.descriptors,
-                                        descriptorsLost: lost))
-        } catch {
-            message.descriptors.closeAll()
-            throw error
         }
     }
 
@@ -87,23 +55,4 @@ public final class WireCodec {
         @unknown default: return "\(error)"
         }
     }
-}
-
-/// What a read from a connection found.
-public enum Received {
-    case frame(IncomingFrame)
-    /// The peer closed the connection.
-    case endOfStream
-    /// Nothing is waiting (non-blocking socket).
-    case nothing
-}
-
-/// A validated frame and the descriptors that came with it.
-public struct IncomingFrame {
-    public var type: MessageType
-    public var body: ArraySlice<UInt8>
-    public var descriptors: DescriptorBag
-    /// Descriptors were sent with it but could not be received (the receiver was out of
-    /// descriptors); `descriptors` is empty.
-    public var descriptorsLost = false
 }

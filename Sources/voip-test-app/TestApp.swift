@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// The test app's state and loop (see main.swift for its options).

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 // A small app for the integration tests, built on the client library. It reports every

@@ -1,5 +1,5 @@
-import VoipdLifecycle
 import VoipdProtocol
+import VoipdVocabulary
 
 /// The shell completion scripts of `voipctl completion SHELL`, written from ``VerbTable``:
 /// a verb or option added there is completed everywhere without another edit. App names

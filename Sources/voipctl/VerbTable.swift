@@ -1,4 +1,4 @@
-import VoipdLifecycle
+import VoipdVocabulary
 
 /// What an option's value or a verb's operand is: for the usage text, and for the shell
 /// completions, which complete each kind its own way.

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdProtocol
 
 /// Exit statuses scripts can rely on.

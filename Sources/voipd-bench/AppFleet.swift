@@ -1,6 +1,5 @@
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 import VoipdVocabulary

@@ -1,6 +1,5 @@
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 import VoipdVocabulary
 

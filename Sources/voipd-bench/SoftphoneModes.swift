@@ -1,5 +1,4 @@
 import VoipClient
-import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 import VoipdVocabulary

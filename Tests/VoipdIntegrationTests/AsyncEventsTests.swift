@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// The client library's async sequence of events. The test process itself is the app here,
 /// so it is only ever interrupted, never backgrounded (which would stop it).

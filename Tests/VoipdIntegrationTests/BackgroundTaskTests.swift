@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// Background tasks, the expiration event, and the wake budget (TN2277, seed 002).
 @Suite("Background tasks and budgets", .serialized)

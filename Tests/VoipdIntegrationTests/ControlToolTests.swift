@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdProtocol
 
 /// `voipctl`, the command-line tool: its output, its exit statuses, its refusals.

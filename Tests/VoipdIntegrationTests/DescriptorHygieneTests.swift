@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// Descriptors are closed exactly once: after apps and clients come and go, voipd holds what
 /// it held before.

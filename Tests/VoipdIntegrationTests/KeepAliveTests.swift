@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// setKeepAliveTimeout: periodic wakes with a floor, coalesced across apps.
 @Suite("Keep-alive", .serialized)

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// libvoipd, the C client library (Sources/libvoipd, the product `voipd-client`): a C app

@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// Memory pressure, as jetsam did it: suspended apps first, largest first, then background
 /// apps; foreground apps only at the critical level. A VoIP app's sockets stay held.

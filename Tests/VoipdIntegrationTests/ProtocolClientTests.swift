@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// The clients of docs/PROTOCOL.md (`Tests/protocol-clients/`), run against a real voipd: the

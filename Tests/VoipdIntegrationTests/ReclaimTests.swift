@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// Socket reclaim (TN2277): a suspended app's ordinary sockets are made unusable; its VoIP

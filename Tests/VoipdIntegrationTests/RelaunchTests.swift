@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// Relaunches back off when an app keeps dying (launchd's ThrottleInterval).
 @Suite("Relaunch backoff", .serialized)

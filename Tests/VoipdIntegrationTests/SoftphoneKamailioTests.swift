@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// The softphone and the demo against a real Kamailio with Deploy/kamailio/kamailio.cfg.

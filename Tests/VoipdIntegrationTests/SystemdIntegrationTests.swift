@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// voipd under systemd's protocols, played with systemd's own tool (`systemd-socket-activate`)

@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 
 /// The watchdog, interruptions, and the ways an app ends (seeds 001 and 002).
 @Suite("Watchdog, interruption, termination", .serialized)

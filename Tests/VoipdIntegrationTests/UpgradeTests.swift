@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// In-place upgrade (voipctl upgrade, SIGUSR2): voipd re-executes itself keeping every app,

@@ -1,7 +1,6 @@
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// The core of the product (TN2277's VoIP sockets): suspended in the background, woken by

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import VoipdLifecycle
 import VoipdProtocol
+import VoipdVocabulary
 
 /// The frames sent on every wake are encoded directly; they must be byte for byte what
 /// JSONEncoder (sorted keys, slashes unescaped) writes, so clients cannot tell.

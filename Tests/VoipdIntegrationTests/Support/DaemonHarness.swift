@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
 

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// voipd run the way systemd runs it, in a private directory: the notify socket and fd

@@ -2,7 +2,6 @@ import Glibc
 import SIP
 import Testing
 import VoipClient
-import VoipdLifecycle
 import VoipdSystem
 
 /// The softphone under a real voipd, registered with an in-process ``SIPRegistrar`` (whose

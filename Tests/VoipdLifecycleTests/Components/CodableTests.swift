@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// An in-place upgrade carries each app's state machine over through JSON: what comes back
 /// must behave exactly like what went.

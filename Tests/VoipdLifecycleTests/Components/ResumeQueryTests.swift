@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// The daemon sends SIGCONT before feeding a wake when the lifecycle says it will resume:
 /// the query must agree with what the input then does, in every phase.

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 @Suite("TimerSchedule")
 struct TimerScheduleTests {

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// What one input does to an app in one phase: where it ends and the steps it takes.
 struct Expect: Sendable, CustomStringConvertible {

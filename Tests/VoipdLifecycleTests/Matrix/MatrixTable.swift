@@ -1,4 +1,5 @@
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// The whole matrix: every ``LifecycleInput`` (every ``LifecycleTimer`` for `timerFired`,
 /// and payloads that change the outcome) in every ``LifecyclePhase``.

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Runs ``LifecycleMatrix``: every input in every phase, for an app with a control
 /// connection and for one without. The ``Driver`` checks the invariants on every batch.

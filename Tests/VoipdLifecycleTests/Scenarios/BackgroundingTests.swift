@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Leaving the foreground in UIKit's order, suspension, and wakes by data.
 @Suite("Backgrounding and wakes")

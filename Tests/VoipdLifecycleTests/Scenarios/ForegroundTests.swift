@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Returning to the foreground, and interruptions that never leave it.
 @Suite("Foreground and interruptions")

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// setKeepAliveTimeout:handler:, with iOS's 600 s floor.
 @Suite("Keep-alive")

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Apps without a control connection: their events count as acknowledged at once, but a
 /// wake still gets its whole budget.

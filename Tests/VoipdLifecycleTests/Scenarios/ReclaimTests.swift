@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Reclaiming a suspended app's ordinary sockets (TN2277: the screen locks).
 @Suite("Socket reclaim")

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Held sockets outlive the process: data relaunches a dead app in the background.
 @Suite("Relaunch on data")

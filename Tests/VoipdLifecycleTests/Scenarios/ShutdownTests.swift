@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// When voipd stops, nothing may be left stopped.
 @Suite("Daemon shutdown")

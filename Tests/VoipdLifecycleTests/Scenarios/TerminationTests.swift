@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// willTerminate, force quit, exits-on-suspend, and the reason recorded for each.
 @Suite("Termination")

@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Events that are not acknowledged in time end the app (iOS's 0x8badf00d).
 @Suite("Watchdog")

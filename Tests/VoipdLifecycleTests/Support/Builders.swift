@@ -1,5 +1,6 @@
 import Testing
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// Drivers brought to each phase through public inputs only, the way an app gets there.
 extension Driver {

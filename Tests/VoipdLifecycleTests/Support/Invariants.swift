@@ -1,4 +1,5 @@
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// What must hold for every batch of actions, whatever the state and the input. The
 /// ``Driver`` checks these after every input it feeds, so every test checks them too.

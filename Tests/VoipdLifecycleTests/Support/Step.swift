@@ -1,4 +1,5 @@
 import VoipdLifecycle
+import VoipdVocabulary
 
 /// The part of a ``LifecycleAction`` or ``LifecycleReply`` that a test compares: what is done
 /// and to what, without the words (reasons, details) and without timer cancellations (the

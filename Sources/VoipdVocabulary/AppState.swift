@@ -1,5 +1,3 @@
-import VoipdVocabulary
-
 /// The states an app can be in, as iOS named them. These names are part of the wire
 /// protocol and of `voipctl status --json`; scripts rely on them.
 public enum AppState: String, Codable, Sendable, CaseIterable {
@@ -43,23 +41,5 @@ public struct SocketReadiness: Equatable, Sendable, Codable {
         self.name = name
         self.bytesAvailable = bytesAvailable
         self.peerClosed = peerClosed
-    }
-}
-
-/// One lifecycle event sent to an app: its sequence number (echoed in the acknowledgement),
-/// its kind and what goes with it.
-public struct AppEvent: Equatable, Sendable, Codable {
-    public var id: UInt64
-    public var kind: AppEventKind
-    /// For ``AppEventKind/voipSocketReadable``.
-    public var socket: SocketReadiness?
-    /// Why this event was sent, in words, for the event log.
-    public var reason: String
-
-    public init(id: UInt64, kind: AppEventKind, socket: SocketReadiness? = nil, reason: String = "") {
-        self.id = id
-        self.kind = kind
-        self.socket = socket
-        self.reason = reason
     }
 }

@@ -1,5 +1,3 @@
-import VoipdVocabulary
-
 /// Why an app's process ended. Recorded when the supervisor decides to end it (or when it
 /// ends on its own) and shown by `voipctl status` and the event stream.
 public struct TerminationReason: Equatable, Sendable, Codable, CustomStringConvertible {

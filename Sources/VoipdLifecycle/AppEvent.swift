@@ -1,0 +1,19 @@
+import VoipdVocabulary
+
+/// One lifecycle event sent to an app: its sequence number (echoed in the acknowledgement),
+/// its kind and what goes with it.
+public struct AppEvent: Equatable, Sendable, Codable {
+    public var id: UInt64
+    public var kind: AppEventKind
+    /// For ``AppEventKind/voipSocketReadable``.
+    public var socket: SocketReadiness?
+    /// Why this event was sent, in words, for the event log.
+    public var reason: String
+
+    public init(id: UInt64, kind: AppEventKind, socket: SocketReadiness? = nil, reason: String = "") {
+        self.id = id
+        self.kind = kind
+        self.socket = socket
+        self.reason = reason
+    }
+}

@@ -1,0 +1,56 @@
+import VoipdProtocol
+import VoipdSystem
+
+/// Whole frames over a control connection (`AF_UNIX`, `SOCK_SEQPACKET`): the socket side of
+/// ``WireCodec``, whose framing is pure.
+extension WireCodec {
+    /// Sends one frame with its descriptors.
+    public func send(_ type: MessageType, _ body: some Encodable, on fd: CInt, descriptors: [CInt] = []) throws {
+        try Socket.send(fd, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
+    }
+
+    /// Reads one frame from a non-blocking connection. A bad frame throws a
+    /// `ProtocolError`, and every descriptor it carried is closed by then.
+    /// `maxDescriptors` is the room made for descriptors: more than that arrive with
+    /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
+    public func receive(from fd: CInt, maxDescriptors: Int = Frame.maximumDescriptors) throws -> Received {
+        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
+            return .nothing
+        }
+        if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }
+        // Truncated with room to spare: the receiver could not install them (out of
+        // descriptors itself), which is not the sender's fault. The frame stays valid.
+        let lost = message.controlTruncated && message.descriptors.count < maxDescriptors
+        do {
+            let declared = message.bytes.count >= Frame.headerSize ? Int(message.bytes[6]) : 0
+            let decoded = try Frame.decode(bytes: message.bytes, length: message.length,
+                                           descriptors: lost ? declared : message.descriptors.count,
+                                           controlTruncated: message.controlTruncated && !lost)
+            if lost { message.descriptors.closeAll() }
+            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: lost ? DescriptorBag(adopting: []) : message.descriptors,
+                                        descriptorsLost: lost))
+        } catch {
+            message.descriptors.closeAll()
+            throw error
+        }
+    }
+}
+
+/// What a read from a connection found.
+public enum Received {
+    case frame(IncomingFrame)
+    /// The peer closed the connection.
+    case endOfStream
+    /// Nothing is waiting (non-blocking socket).
+    case nothing
+}
+
+/// A validated frame and the descriptors that came with it.
+public struct IncomingFrame {
+    public var type: MessageType
+    public var body: ArraySlice<UInt8>
+    public var descriptors: DescriptorBag
+    /// Descriptors were sent with it but could not be received (the receiver was out of
+    /// descriptors); `descriptors` is empty.
+    public var descriptorsLost = false
+}
