@@ -55,7 +55,9 @@ let package = Package(
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
         .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
-        .executableTarget(name: "voip-test-app", dependencies: ["VoipClient"]),
+        // The test app's commands and reports, shared by the app and the tests that drive it.
+        .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary"]),
+        .executableTarget(name: "voip-test-app", dependencies: ["VoipClient", "TestAppMessages"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
         .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "SIP", "softphone"]),
@@ -68,7 +70,8 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdDaemon", "SIP", "voipd", "voipctl", "voip-test-app", "softphone", "voip-demo"]
+            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdDaemon", "SIP", "TestAppMessages", "voipd", "voipctl", "voip-test-app",
+                           "softphone", "voip-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,13 @@
 import Foundation
 import Glibc
+import TestAppMessages
 import VoipClient
 import VoipdSystem
 
 /// The test app's state and loop (see main.swift for its options).
 final class TestApp {
     private var options: [String]
-    private var noAck = Set<String>()
+    private var noAck = Set<AppEventKind>()
     private var readsOnItsOwn = true
     private var exitsOnWake = false
     private var reconnects = true
@@ -28,7 +29,13 @@ final class TestApp {
         let reportPath = option("--report")
         let appName = option("--name")
         let socketPath = option("--socket")
-        while let kind = option("--no-ack") { noAck.insert(kind) }
+        while let kind = option("--no-ack") {
+            guard let kind = AppEventKind(rawValue: kind) else {
+                _ = "voip-test-app: --no-ack \(kind): no such event\n".withCString { Glibc.write(2, $0, strlen($0)) }
+                return 2
+            }
+            noAck.insert(kind)
+        }
         readsOnItsOwn = !options.contains("--no-read")
         exitsOnWake = options.contains("--exit-on-wake")
         reconnects = !options.contains("--no-reconnect")
@@ -44,13 +51,13 @@ final class TestApp {
         do {
             application = try VoIPApplication(name: appName, socketPath: socketPath)
         } catch {
-            channel.report(["event": "error", "message": "connect: \(error)"])
+            channel.report(.error(message: "connect: \(error)"))
             return 1
         }
         application.reconnection.isEnabled = reconnects
         application.delegate = self
         let restored = takeRestoredSockets()
-        channel.report(["event": "hello", "pid": Int(getpid()), "state": application.state.rawValue, "restored": restored])
+        channel.report(.hello(pid: getpid(), state: application.state, restored: restored))
         return loop()
     }
 
@@ -68,95 +75,89 @@ final class TestApp {
     private func readSocket(_ socket: TestSocket) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let n = buffer.withUnsafeMutableBytes { Glibc.recv(socket.descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        let outcome: TestAppReport.ReadOutcome
         if n > 0 {
-            channel.report(["event": "read", "socket": socket.name, "data": String(decoding: buffer[0..<n], as: UTF8.self), "bytes": n])
+            outcome = .data(String(decoding: buffer[0..<n], as: UTF8.self))
         } else if n == 0 {
-            channel.report(["event": "read", "socket": socket.name, "eof": true, "bytes": 0])
+            outcome = .endOfFile
         } else if errno != EAGAIN {
-            channel.report(["event": "read", "socket": socket.name, "errno": Int(errno), "bytes": -1])
+            outcome = .failed(errno: errno)
+        } else {
+            return
         }
+        channel.report(.read(socket: socket.name, outcome: outcome))
     }
 
-    private func execute(_ command: [String: Any]) throws {
-        let name = command["socket"] as? String ?? ""
-        switch command["cmd"] as? String ?? "" {
-        case "register":
-            let fd = try connectAddress(command["connect"] as? String ?? "")
+    private func execute(_ command: TestAppCommand) throws {
+        switch command {
+        case .register(let name, let address):
+            let fd = try connectAddress(address)
             try application.registerVoIPSocket(fd.rawValue, name: name)
             sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: true)
-            channel.report(["event": "registered", "socket": name])
-        case "connect":
-            sockets[name] = TestSocket(name: name, descriptor: try connectAddress(command["connect"] as? String ?? ""), isVoIP: false)
-            channel.report(["event": "connected", "socket": name])
-        case "listen":
+            channel.report(.registered(socket: name))
+        case .connect(let name, let address):
+            sockets[name] = TestSocket(name: name, descriptor: try connectAddress(address), isVoIP: false)
+            channel.report(.connected(socket: name))
+        case .listen(let name):
             let fd = try Socket.listenTCP()
             let port = try Socket.localPort(fd)
             sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: false, isListener: true)
-            channel.report(["event": "listening", "socket": name, "port": Int(port)])
-        case "unregister":
+            channel.report(.listening(socket: name, port: port))
+        case .unregister(let name):
             try application.unregisterVoIPSocket(name: name)
-            channel.report(["event": "unregistered", "socket": name])
-        case "retrieve":
+            channel.report(.unregistered(socket: name))
+        case .retrieve(let name):
             let copy = try application.retrieveVoIPSocket(name: name)
-            let same = sockets[name].map { (try? Socket.inode(of: $0.descriptor.rawValue)) == (try? Socket.inode(of: copy.rawValue)) } ?? false
-            channel.report(["event": "retrieved", "socket": name, "sameSocket": same])
-        case "closeOwn":
+            let same = try sockets[name].map { try Socket.inode(of: $0.descriptor.rawValue) == Socket.inode(of: copy.rawValue) } ?? false
+            channel.report(.retrieved(socket: name, sameSocket: same))
+        case .closeOwn(let name):
             sockets[name] = nil
-            channel.report(["event": "closed", "socket": name])
-        case "read":
-            if let socket = sockets[name] { readSocket(socket) }
-        case "write":
-            guard let socket = sockets[name] else { return }
-            let bytes = Array((command["data"] as? String ?? "").utf8)
+            channel.report(.closed(socket: name))
+        case .read(let name):
+            guard let socket = sockets[name] else { throw NoSuchSocket(name: name) }
+            readSocket(socket)
+        case .write(let name, let data):
+            guard let socket = sockets[name] else { throw NoSuchSocket(name: name) }
+            let bytes = Array(data.utf8)
             let n = bytes.withUnsafeBytes { Glibc.send(socket.descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            channel.report(["event": "wrote", "socket": name, "ok": n == bytes.count, "errno": n < 0 ? Int(errno) : 0])
-        case "accept":
-            guard let socket = sockets[name] else { return }
-            let fd = accept(socket.descriptor.rawValue, nil, nil)
-            channel.report(["event": "accepted", "socket": name, "ok": fd >= 0, "errno": fd < 0 ? Int(errno) : 0])
+            channel.report(.wrote(socket: name, bytes: max(n, 0), errno: n < 0 ? errno : nil))
+        case .accept(let name):
+            guard let socket = sockets[name] else { throw NoSuchSocket(name: name) }
+            let fd = Glibc.accept(socket.descriptor.rawValue, nil, nil)
+            channel.report(.accepted(socket: name, errno: fd < 0 ? errno : nil))
             if fd >= 0 { close(fd) }
-        case "beginTask":
-            let taskName = command["name"] as? String ?? "task"
+        case .beginTask(let taskName):
             let channel = self.channel!
             let id = try application.beginBackgroundTask(name: taskName) {
-                channel.report(["event": "expiring", "name": taskName])
+                channel.report(.expiring(name: taskName))
             }
-            channel.report(["event": "task", "name": taskName, "id": Int(id.rawValue)])
-        case "endTask":
-            try application.endBackgroundTask(BackgroundTaskIdentifier(rawValue: UInt64(command["id"] as? Int ?? 0)))
-            channel.report(["event": "taskEnded", "id": command["id"] as? Int ?? 0])
-        case "keepAlive":
+            channel.report(.task(name: taskName, id: id.rawValue))
+        case .endTask(let id):
+            try application.endBackgroundTask(BackgroundTaskIdentifier(rawValue: id))
+            channel.report(.taskEnded(id: id))
+        case .keepAlive(let seconds):
             do {
                 let channel = self.channel!
-                try application.setKeepAliveTimeout(command["seconds"] as? Double ?? 600) { channel.report(["event": "keepAliveHandler"]) }
-                channel.report(["event": "keepAliveSet"])
+                try application.setKeepAliveTimeout(seconds) { channel.report(.keepAliveHandler) }
+                channel.report(.keepAliveSet)
             } catch {
-                channel.report(["event": "keepAliveRefused", "message": "\(error)"])
+                channel.report(.keepAliveRefused(message: "\(error)"))
             }
-        case "ack":
-            try application.acknowledge(eventID: UInt64(command["id"] as? Int ?? 0))
-        case "allocate":
-            let megabytes = command["megabytes"] as? Int ?? 1
+        case .acknowledge(let id):
+            try application.acknowledge(eventID: id)
+        case .allocate(let megabytes):
             ballast.append([UInt8](repeating: 1, count: megabytes << 20))
-            channel.report(["event": "allocated", "megabytes": ballast.reduce(0) { $0 + $1.count } >> 20])
-        case "exit":
-            exit(Int32(command["code"] as? Int ?? 0))
-        case "crash":
+            channel.report(.allocated(megabytes: ballast.reduce(0) { $0 + $1.count } >> 20))
+        case .exit(let code):
+            exit(code)
+        case .crash:
             abort()
-        default:
-            channel.report(["event": "error", "message": "unknown command \(command)"])
         }
     }
 
     private func handle(_ event: LifecycleEvent) throws {
-        var fields: [String: Any] = ["event": "lifecycle", "kind": event.kind.rawValue, "id": Int(event.id), "state": event.state.rawValue,
-                                     "acked": !noAck.contains(event.kind.rawValue)]
-        if let socket = event.socket {
-            fields["socket"] = socket.name
-            fields["bytes"] = socket.bytesAvailable
-            fields["peerClosed"] = socket.peerClosed
-        }
-        channel.report(fields)
+        let acknowledges = !noAck.contains(event.kind)
+        channel.report(.event(id: event.id, kind: event.kind, state: event.state, socket: event.socket, acknowledged: acknowledges))
         application.dispatch(event)
         if exitsOnWake && event.kind == .voipSocketReadable { exit(3) }
         // What woke it is read before the wake is acknowledged, as a VoIP app must: voipd may
@@ -164,8 +165,8 @@ final class TestApp {
         if event.kind == .voipSocketReadable, readsOnItsOwn, let name = event.socket?.name, let socket = sockets[name] {
             readSocket(socket)
         }
-        if !noAck.contains(event.kind.rawValue) { try application.acknowledge(event) }
-        if event.kind == .willTerminate && !noAck.contains(event.kind.rawValue) { exit(0) }
+        if acknowledges { try application.acknowledge(event) }
+        if event.kind == .willTerminate && acknowledges { exit(0) }
     }
 
     private func loop() -> Int32 {
@@ -180,17 +181,17 @@ final class TestApp {
             if polled[1].revents != 0 {
                 guard let commands = channel.readCommands() else { return 0 }
                 for command in commands {
-                    do { try execute(command) } catch { channel.report(["event": "error", "message": "\(command["cmd"] ?? ""): \(error)"]) }
+                    do { try execute(command) } catch { channel.report(.error(message: "\(command): \(error)")) }
                 }
             }
             if polled[0].revents != 0 || application.hasBufferedMessages {
                 do {
                     while let event = try application.nextEvent(timeoutMilliseconds: 0) { try handle(event) }
                 } catch VoipdError.disconnected {
-                    channel.report(["event": "disconnected"])
+                    channel.report(.disconnected)
                     return 0
                 } catch {
-                    channel.report(["event": "error", "message": "\(error)"])
+                    channel.report(.error(message: "\(error)"))
                 }
             }
         }
@@ -201,16 +202,16 @@ final class TestApp {
 /// voipd going away and coming back, reported as it happens.
 extension TestApp: VoIPApplicationDelegate {
     func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {
-        channel.report(["event": "disconnected"])
+        channel.report(.disconnected)
     }
 
     func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {
         let restored = takeRestoredSockets()
-        channel.report(["event": "reconnected", "pid": Int(getpid()), "state": application.state.rawValue,
-                        "registered": application.registeredVoIPSocketNames, "restored": restored])
+        channel.report(.reconnected(pid: getpid(), state: application.state,
+                                    registered: application.registeredVoIPSocketNames, restored: restored))
     }
 
     func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {
-        channel.report(["event": "registrationRefused", "socket": name, "message": "\(error)"])
+        channel.report(.registrationRefused(socket: name, message: "\(error)"))
     }
 }

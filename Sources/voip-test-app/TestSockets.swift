@@ -16,6 +16,12 @@ final class TestSocket {
     }
 }
 
+/// A command named a socket the app does not have.
+struct NoSuchSocket: Error, CustomStringConvertible {
+    var name: String
+    var description: String { "no socket \(name)" }
+}
+
 /// "tcp:HOST:PORT" or "unix:PATH".
 func connectAddress(_ address: String) throws -> FileDescriptor {
     if address.hasPrefix("unix:") {

@@ -4,8 +4,9 @@ import VoipClient
 import VoipdSystem
 
 // A small app for the integration tests, built on the client library. It reports every
-// event and every byte it reads to the test over `--report PATH` (JSON lines) and takes
-// commands the same way. Options:
+// event and every byte it reads to the test over `--report PATH` and takes commands the same
+// way: TestAppReport and TestAppCommand (Sources/TestAppMessages), one JSON object a line.
+// Options:
 //   --report PATH        the test's report socket (required)
 //   --name NAME          the app's name (default: $VOIPD_APP_NAME)
 //   --no-ack KIND        report events of this kind but never acknowledge them (repeatable)

@@ -10,18 +10,18 @@ struct BackgroundTaskTests {
         let harness = try DaemonHarness(arguments: ["--timing", "backgroundTaskBudget=3", "--timing", "expirationWarning=1"])
         defer { harness.stop() }
         let app = try harness.launchTestApp("uploader")
-        try app.send(["cmd": "beginTask", "name": "upload"])
-        let task = try app.expect { $0["event"] as? String == "task" }
-        #expect((task["id"] as? Int ?? 0) > 0, "granted in the foreground")
+        try app.send(.beginTask(name: "upload"))
+        let task = try app.expect(\.taskID)
+        #expect(task > 0, "granted in the foreground")
         try harness.control.command(.background, "uploader")
-        try app.expectEvent("didEnterBackground")
-        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
-        try app.expect { $0["event"] as? String == "expiring" }
+        try app.expectEvent(.didEnterBackground)
+        try app.expectEvent(.backgroundTaskWillExpire, timeout: .seconds(10))
+        try app.expect(.expiring(name: "upload"))
         // Two seconds into the background, still running.
         #expect(try harness.status("uploader").state == .background)
         #expect(processState(app.pid) != "T")
         #expect(!(try harness.control.events("uploader").contains { $0.to == .suspended }))
-        try app.send(["cmd": "endTask", "id": task["id"] as! Int])
+        try app.send(.endTask(id: task))
         let suspended = try harness.waitForState("uploader", .suspended)
         #expect(suspended.reason == "no background work left")
         #expect(processState(app.pid) == "T")
@@ -32,10 +32,10 @@ struct BackgroundTaskTests {
         let harness = try DaemonHarness(arguments: ["--timing", "backgroundTaskBudget=2", "--timing", "expirationWarning=1"])
         defer { harness.stop() }
         let app = try harness.launchTestApp("greedy")
-        try app.send(["cmd": "beginTask", "name": "forever"])
-        try app.expect { $0["event"] as? String == "task" }
+        try app.send(.beginTask(name: "forever"))
+        try app.expect(\.taskID)
         try harness.control.command(.background, "greedy")
-        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
+        try app.expectEvent(.backgroundTaskWillExpire, timeout: .seconds(10))
         let ended = try harness.waitForState("greedy", .terminated, timeout: .seconds(10))
         #expect(ended.reason.hasPrefix("backgroundTaskExpired"))
         #expect(ended.reason.contains("forever"))
@@ -47,11 +47,11 @@ struct BackgroundTaskTests {
         defer { harness.stop() }
         let app = try harness.launchTestApp("late", ["--no-ack", "didEnterBackground"])
         try harness.control.command(.background, "late")
-        let entered = try app.expectEvent("didEnterBackground")
-        try app.send(["cmd": "beginTask", "name": "too late"])
-        let task = try app.expect { $0["event"] as? String == "task" }
-        #expect(task["id"] as? Int == 0)
-        try app.send(["cmd": "ack", "id": entered["id"] as! Int])
+        let entered = try app.expectEvent(.didEnterBackground)
+        try app.send(.beginTask(name: "too late"))
+        let task = try app.expect(\.taskID)
+        #expect(task == 0)
+        try app.send(.acknowledge(eventID: entered.id))
         try harness.waitForState("late", .suspended)
     }
 
@@ -63,7 +63,7 @@ struct BackgroundTaskTests {
         let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "slow", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
         try WakePathTests.suspend(harness, app)
         try remote.write("ring")
-        try app.expectEvent("voipSocketReadable")
+        try app.expectEvent(.voipSocketReadable)
         try harness.waitForState("slow", .background)
         let again = try harness.waitForState("slow", .suspended)
         #expect(processState(app.pid) == "T")
@@ -80,15 +80,15 @@ struct BackgroundTaskTests {
         let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "caller", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
         try WakePathTests.suspend(harness, app)
         try remote.write("INVITE")
-        let wake = try app.expectEvent("voipSocketReadable")
-        try app.send(["cmd": "beginTask", "name": "call"])
-        let task = try app.expect { $0["event"] as? String == "task" }
-        #expect((task["id"] as? Int ?? 0) > 0)
-        try app.send(["cmd": "ack", "id": wake["id"] as! Int])
+        let wake = try app.expectEvent(.voipSocketReadable)
+        try app.send(.beginTask(name: "call"))
+        let task = try app.expect(\.taskID)
+        #expect(task > 0)
+        try app.send(.acknowledge(eventID: wake.id))
         // The expiration warning comes 2 s into the wake: long past the 0.5 s wake budget.
-        try app.expectEvent("backgroundTaskWillExpire", timeout: .seconds(10))
+        try app.expectEvent(.backgroundTaskWillExpire, timeout: .seconds(10))
         #expect(try harness.status("caller").state == .background)
-        try app.send(["cmd": "endTask", "id": task["id"] as! Int])
+        try app.send(.endTask(id: task))
         try harness.waitForState("caller", .suspended)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import TestAppMessages
 
 /// The configuration file, flags and app manifests as an administrator meets them: errors
 /// that name the key and stop voipd with 78 (EX_CONFIG), a SIGHUP that keeps the running
@@ -94,7 +95,7 @@ struct ConfigurationTests {
         #expect(launched.status == 0, "\(launched.output)")
         let app = try reports.accept(name: "good", timeout: .seconds(20))
         defer { app.stopProcesses() }
-        try app.expect { $0["event"] as? String == "hello" }
+        try app.expect(\.hello)
         #expect(try harness.status("good").connected)
     }
 
@@ -106,20 +107,19 @@ struct ConfigurationTests {
         defer { harness.stop() }
         let peer = try harness.makePeer()
         let app = try harness.launchTestApp("phone")
-        func register(_ name: String) throws -> [String: Any] {
-            try app.send(["cmd": "register", "socket": name, "connect": peer.address])
+        func register(_ name: String) throws -> TestAppReport {
+            try app.send(.register(socket: name, address: peer.address))
             _ = try peer.accept()
-            return try app.expect { ["registered", "error"].contains($0["event"] as? String) }
+            return try app.expect { $0 == .registered(socket: name) || $0.errorMessage != nil }
         }
-        #expect(try register("a")["event"] as? String == "registered")
+        #expect(try register("a") == .registered(socket: "a"))
 
         try files.write("voipd.json", #"{"socketQuota": "many"}"#)
         kill(harness.daemon.pid, SIGHUP)
         try waitForText(#"configuration not reloaded, keeping the running one: \#(path): key "socketQuota": must be a number"#, in: harness.logPath)
         #expect(try harness.control.status().map(\.name) == ["phone"], "voipd keeps serving")
         let refused = try register("b")
-        #expect(refused["event"] as? String == "error", "the quota of 1 still holds")
-        #expect((refused["message"] as? String)?.contains("quota") == true, "\(refused)")
+        #expect(refused.errorMessage?.contains("quota") == true, "the quota of 1 still holds: \(refused)")
 
         // Valid: the quota changes live; the socket's mode only at the next start.
         try files.write("voipd.json", #"{"socketQuota": 3, "socketMode": "0600"}"#)
@@ -129,7 +129,7 @@ struct ConfigurationTests {
         var info = stat()
         stat(harness.socketPath, &info)
         #expect(info.st_mode & 0o777 == 0o666)
-        #expect(try register("b")["event"] as? String == "registered")
+        #expect(try register("b") == .registered(socket: "b"))
         #expect(try harness.control.sockets("phone").map(\.name).sorted() == ["a", "b"])
     }
 
@@ -146,7 +146,7 @@ struct ConfigurationTests {
         #expect(launched.status == 0, "\(launched.output)\n\(harness.log)")
         let app = try reports.accept(name: "phone", timeout: .seconds(20))
         defer { app.stopProcesses() }
-        try app.expect { $0["event"] as? String == "hello" }
+        try app.expect(\.hello)
         #expect(processUID(app.pid) == nobody, "/proc/\(app.pid)/status")
         let status = try harness.status("phone")
         #expect(status.uid == nobody)

@@ -143,9 +143,9 @@ struct ControlToolTests {
         // 1,000 transitions (the history kept) are far more than one 64 KiB frame holds.
         for _ in 0..<500 {
             try harness.control.command(.interrupt, "chatty")
-            try app.expectEvent("willResignActive")
+            try app.expectEvent(.willResignActive)
             try harness.control.command(.interruptEnd, "chatty")
-            try app.expectEvent("didBecomeActive")
+            try app.expectEvent(.didBecomeActive)
         }
         let events = try harness.control.events()
         #expect(events.count == 1000)

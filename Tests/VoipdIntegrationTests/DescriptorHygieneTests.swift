@@ -16,14 +16,14 @@ struct DescriptorHygieneTests {
         for round in 0..<5 {
             let name = "app\(round)"
             let app = try harness.launchTestApp(name)
-            try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+            try app.send(.register(socket: "sip", address: peer.address))
             remotes.append(try peer.accept())
-            try app.expect { $0["event"] as? String == "registered" }
-            try app.send(["cmd": "register", "socket": "presence", "connect": peer.address])
+            try app.expect(.registered(socket: "sip"))
+            try app.send(.register(socket: "presence", address: peer.address))
             remotes.append(try peer.accept())
-            try app.expect { $0["event"] as? String == "registered" }
-            try app.send(["cmd": "unregister", "socket": "presence"])
-            try app.expect { $0["event"] as? String == "unregistered" }
+            try app.expect(.registered(socket: "presence"))
+            try app.send(.unregister(socket: "presence"))
+            try app.expect(.unregistered(socket: "presence"))
             #expect(openDescriptorCount(harness.daemon.pid) > baseline)
             try harness.control.command(.kill, name)
             try harness.waitForState(name, .terminated)

@@ -11,10 +11,9 @@ struct KeepAliveTests {
         defer { harness.stop() }
         let first = try harness.launchTestApp("first")
         let second = try harness.launchTestApp("second")
-        try first.send(["cmd": "keepAlive", "seconds": 1])
-        let refused = try first.expect { ($0["event"] as? String)?.hasPrefix("keepAlive") == true }
-        #expect(refused["event"] as? String == "keepAliveRefused")
-        #expect((refused["message"] as? String)?.contains("minimum") == true)
+        try first.send(.keepAlive(seconds: 1))
+        let answer = try first.expect { $0 == .keepAliveSet || $0.keepAliveRefusal != nil }
+        #expect(answer.keepAliveRefusal?.contains("minimum") == true, "\(answer)")
 
         for app in [first, second] {
             try harness.control.command(.background, app.name)
@@ -25,9 +24,9 @@ struct KeepAliveTests {
         let secondSet = try setKeepAlive(3, for: second, harness)
         #expect(secondSet - firstSet < 1, "set within the tolerance of each other")
 
-        try first.expectEvent("keepAlive", timeout: .seconds(10))
-        try second.expectEvent("keepAlive", timeout: .seconds(10))
-        try first.expect { $0["event"] as? String == "keepAliveHandler" }
+        try first.expectEvent(.keepAlive, timeout: .seconds(10))
+        try second.expectEvent(.keepAlive, timeout: .seconds(10))
+        try first.expect(.keepAliveHandler)
         let firstWake = try harness.waitForState("first", .background)
         let secondWake = try harness.waitForState("second", .background)
         #expect(firstWake.reason == "keep-alive")
@@ -39,7 +38,7 @@ struct KeepAliveTests {
         try harness.waitForState("first", .suspended)
         try harness.waitForState("second", .suspended)
         // And periodically.
-        try first.expectEvent("keepAlive", timeout: .seconds(10))
+        try first.expectEvent(.keepAlive, timeout: .seconds(10))
         #expect(try harness.status("first").wakes >= 2)
     }
 
@@ -48,8 +47,8 @@ struct KeepAliveTests {
     func setKeepAlive(_ seconds: Double, for app: TestAppHandle, _ harness: DaemonHarness) throws -> Double {
         try harness.control.command(.foreground, app.name)
         try harness.waitForState(app.name, .active)
-        try app.send(["cmd": "keepAlive", "seconds": seconds])
-        try app.expect { $0["event"] as? String == "keepAliveSet" }
+        try app.send(.keepAlive(seconds: seconds))
+        try app.expect(.keepAliveSet)
         let set = wallClock()
         try harness.control.command(.background, app.name)
         try harness.waitForState(app.name, .suspended)

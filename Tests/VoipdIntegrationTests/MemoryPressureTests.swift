@@ -16,23 +16,23 @@ struct MemoryPressureTests {
         let sizes = ["small": 10, "large": 90, "medium": 40]
         for (name, megabytes) in sizes.sorted(by: { $0.key < $1.key }) {
             let app = try harness.launchTestApp(name)
-            try app.send(["cmd": "allocate", "megabytes": megabytes])
-            try app.expect { $0["event"] as? String == "allocated" }
+            try app.send(.allocate(megabytes: megabytes))
+            try app.expect(\.allocatedMegabytes)
             if name == "medium" {
-                try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+                try app.send(.register(socket: "sip", address: peer.address))
                 _ = try peer.accept()
-                try app.expect { $0["event"] as? String == "registered" }
+                try app.expect(.registered(socket: "sip"))
             }
             try harness.control.command(.background, name)
             try harness.waitForState(name, .suspended)
         }
         let busy = try harness.launchTestApp("busy")
-        try busy.send(["cmd": "allocate", "megabytes": 200])
-        try busy.expect { $0["event"] as? String == "allocated" }
-        try busy.send(["cmd": "beginTask", "name": "work"])
-        try busy.expect { $0["event"] as? String == "task" }
+        try busy.send(.allocate(megabytes: 200))
+        try busy.expect(\.allocatedMegabytes)
+        try busy.send(.beginTask(name: "work"))
+        try busy.expect(\.taskID)
         try harness.control.command(.background, "busy")
-        try busy.expectEvent("didEnterBackground")
+        try busy.expectEvent(.didEnterBackground)
         _ = try harness.launchTestApp("front")
 
         var order: [String] = []

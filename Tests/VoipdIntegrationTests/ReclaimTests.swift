@@ -13,9 +13,9 @@ struct ReclaimTests {
         defer { harness.stop() }
         let peer = try harness.makePeer()
         let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
-        try app.send(["cmd": "connect", "socket": "presence", "connect": peer.address])
+        try app.send(.connect(socket: "presence", address: peer.address))
         let presenceRemote = try peer.accept()
-        try app.expect { $0["event"] as? String == "connected" }
+        try app.expect(.connected(socket: "presence"))
         try WakePathTests.suspend(harness, app)
 
         let locked = try harness.control.system(.lock)
@@ -26,19 +26,15 @@ struct ReclaimTests {
         try harness.control.system(.unlock)
         try harness.control.command(.foreground, "phone")
         try harness.waitForState("phone", .active)
-        try app.send(["cmd": "write", "socket": "presence", "data": "PING"])
-        let write = try app.expect { $0["event"] as? String == "wrote" }
-        #expect(write["ok"] as? Bool == false)
-        #expect(write["errno"] as? Int == Int(EPIPE))
-        try app.send(["cmd": "read", "socket": "presence"])
-        let read = try app.expect { $0["event"] as? String == "read" }
-        #expect(read["eof"] as? Bool == true || (read["errno"] as? Int ?? 0) != 0)
+        try app.send(.write(socket: "presence", data: "PING"))
+        #expect(try app.expect(\.writeErrno) == EPIPE)
+        try app.send(.read(socket: "presence"))
+        #expect(try app.expectRead("presence").data == nil, "end of file, or an error")
 
         // The VoIP socket was never touched.
         try sipRemote.write("OPTIONS")
-        let sip = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-        #expect(sip["data"] as? String == "OPTIONS")
-        try app.send(["cmd": "write", "socket": "sip", "data": "200 OK"])
+        #expect(try app.expectRead("sip") == .data("OPTIONS"))
+        try app.send(.write(socket: "sip", data: "200 OK"))
         #expect(try sipRemote.read() == "200 OK")
     }
 
@@ -48,9 +44,8 @@ struct ReclaimTests {
         defer { harness.stop() }
         let peer = try harness.makePeer()
         let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "server", peer: peer)
-        try app.send(["cmd": "listen", "socket": "web"])
-        let listening = try app.expect { $0["event"] as? String == "listening" }
-        let port = UInt16(listening["port"] as! Int)
+        try app.send(.listen(socket: "web"))
+        let port = try app.expect(\.listeningPort)
         try WakePathTests.suspend(harness, app)
 
         try harness.control.command(.reclaim, "server")
@@ -58,10 +53,9 @@ struct ReclaimTests {
         #expect(throws: Errno.self, "the kernel refuses the connection") { _ = try Socket.connectTCP(host: "127.0.0.1", port: port) }
 
         try sipRemote.write("INVITE")
-        let wake = try app.expectEvent("voipSocketReadable")
-        #expect(wake["socket"] as? String == "sip")
-        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-        #expect(read["data"] as? String == "INVITE")
+        let wake = try app.expectEvent(.voipSocketReadable)
+        #expect(wake.socket?.name == "sip")
+        #expect(try app.expectRead("sip") == .data("INVITE"))
     }
 
     /// Locked before the app is launched, voipd knows of it only after the lock: it must
@@ -74,15 +68,15 @@ struct ReclaimTests {
         let peer = try harness.makePeer()
         if lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
         let app = try harness.launchTestApp("late")
-        try app.send(["cmd": "connect", "socket": "presence", "connect": peer.address])
+        try app.send(.connect(socket: "presence", address: peer.address))
         let presenceRemote = try peer.accept()
-        try app.expect { $0["event"] as? String == "connected" }
+        try app.expect(.connected(socket: "presence"))
         if !lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
         try harness.control.command(.background, "late")
         try harness.waitForState("late", .suspended)
         #expect(try presenceRemote.read() == "")
         #expect(try harness.status("late").reclaimedSockets == 1, "only the TCP socket; the report channel (Unix) is intact")
         try harness.control.command(.foreground, "late")
-        try app.expectEvent("didBecomeActive")
+        try app.expectEvent(.didBecomeActive)
     }
 }

@@ -139,7 +139,7 @@ struct ResourceLimitTests {
         // The app's connection and the harness's follower outlived it.
         #expect(try harness.status("stays").state == .active)
         try harness.control.command(.background, "stays")
-        try app.expectEvent("didEnterBackground")
+        try app.expectEvent(.didEnterBackground)
         try harness.waitForState("stays", .background)
         #expect(harness.log.contains("closed after 0.5 s without hello or a request"))
     }

@@ -46,9 +46,9 @@ struct RestartRecoveryTests {
         let app = try rig.acceptApp(name)
         var remotes: [String: PeerConnection] = [:]
         for socket in sockets {
-            try app.send(["cmd": "register", "socket": socket, "connect": peer.address])
+            try app.send(.register(socket: socket, address: peer.address))
             remotes[socket] = try peer.accept()
-            try app.expect { $0["event"] as? String == "registered" && $0["socket"] as? String == socket }
+            try app.expect(.registered(socket: socket))
         }
         return (app, remotes)
     }
@@ -96,13 +96,12 @@ struct RestartRecoveryTests {
             #expect(rig.log.contains("\(name): pid \(pids[name]!) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         }
         for (name, app) in apps.sorted(by: { $0.key < $1.key }) {
-            try app.expect { $0["event"] as? String == "disconnected" }
-            let back = try app.expect { $0["event"] as? String == "reconnected" }
-            #expect(back["registered"] as? [String] == layout[name], "\(name) registered again \(back)")
-            #expect(back["pid"] as? Int == Int(pids[name]!), "the same process, not a relaunch")
+            try app.expect(.disconnected)
+            let back = try app.expect(\.reconnection)
+            #expect(back.registered == layout[name], "\(name) registered again \(back)")
+            #expect(back.pid == pids[name]!, "the same process, not a relaunch")
             for socket in layout[name]! {
-                let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == socket }
-                #expect(read["data"] as? String == "INVITE \(name)/\(socket)")
+                #expect(try app.expectRead(socket) == .data("INVITE \(name)/\(socket)"))
             }
         }
         let (control2, follower2) = try Self.controls(rig)
@@ -123,10 +122,9 @@ struct RestartRecoveryTests {
         for name in suspended {
             #expect(processState(pids[name]!) == "T")
             try remotes[name]!["sip"]!.write("BYE \(name)")
-            let wake = try apps[name]!.expectEvent("voipSocketReadable")
-            #expect(wake["socket"] as? String == "sip")
-            let read = try apps[name]!.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-            #expect(read["data"] as? String == "BYE \(name)")
+            let wake = try apps[name]!.expectEvent(.voipSocketReadable)
+            #expect(wake.socket?.name == "sip")
+            #expect(try apps[name]!.expectRead("sip") == .data("BYE \(name)"))
         }
         #expect(try rig.terminate(second) == .exited(0))
     }
@@ -140,23 +138,23 @@ struct RestartRecoveryTests {
         let control = try VoipdControl(socketPath: rig.socketPath)
         let (app, _) = try Self.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
         try Self.crash(first)
-        try app.expect { $0["event"] as? String == "disconnected" }
+        try app.expect(.disconnected)
 
         // The app, running on its own, opens another connection and registers it.
-        try app.send(["cmd": "register", "socket": "late", "connect": peer.address])
+        try app.send(.register(socket: "late", address: peer.address))
         let remote = try peer.accept()
-        try app.expect { $0["event"] as? String == "registered" && $0["socket"] as? String == "late" }
+        try app.expect(.registered(socket: "late"))
 
         let second = try Self.start(rig)
-        let back = try app.expect { $0["event"] as? String == "reconnected" }
-        #expect(back["registered"] as? [String] == ["late", "sip"])
+        let back = try app.expect(\.reconnection)
+        #expect(back.registered == ["late", "sip"])
         let (control2, follower) = try Self.controls(rig)
         #expect(try control2.sockets("phone").map(\.name).sorted() == ["late", "sip"])
         // Held by the new voipd: it wakes the app for it once suspended.
         try Self.suspend("phone", control2, follower)
         try remote.write("hello late")
-        let wake = try app.expectEvent("voipSocketReadable")
-        #expect(wake["socket"] as? String == "late")
+        let wake = try app.expectEvent(.voipSocketReadable)
+        #expect(wake.socket?.name == "late")
         _ = try rig.terminate(second)
     }
 
@@ -175,12 +173,11 @@ struct RestartRecoveryTests {
         try remotes["sip"]!.write("INVITE")
 
         let second = try Self.start(rig, passing: [("control", listener.rawValue)] + rig.manager.store.map { ($0.name, $0.descriptor.rawValue) })
-        let back = try app.expect { $0["event"] as? String == "reconnected" }
-        #expect(back["registered"] as? [String] == ["sip"])
-        #expect(back["restored"] as? [String] == [], "its own socket, not one of an earlier run")
-        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-        #expect(read["data"] as? String == "INVITE")
-        #expect(!app.history.contains { $0["event"] as? String == "registrationRefused" })
+        let back = try app.expect(\.reconnection)
+        #expect(back.registered == ["sip"])
+        #expect(back.restored == [], "its own socket, not one of an earlier run")
+        #expect(try app.expectRead("sip") == .data("INVITE"))
+        #expect(!app.history.contains { if case .registrationRefused = $0 { true } else { false } })
         let held = try VoipdControl(socketPath: rig.socketPath).sockets("phone")
         #expect(held.map(\.name) == ["sip"])
         // Registered once, with the first voipd; the second took it from the store.

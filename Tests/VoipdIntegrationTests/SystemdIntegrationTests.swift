@@ -42,7 +42,7 @@ struct SystemdIntegrationTests {
         let stopping = try rig.manager.expect("STOPPING=1", context: rig.log)
         #expect(stopping["STATUS"] != nil)
         // The app was told: its connection closed (the test app then exits).
-        try app.expect { $0["event"] as? String == "disconnected" }
+        try app.expect(.disconnected)
     }
 
     @Test("a registered VoIP socket goes to the fd store (FDSTORE=1, FDNAME=APP/NAME); passed back in LISTEN_FDS after a restart it is held again, and the relaunched app reads what arrived while voipd was down",
@@ -64,9 +64,9 @@ struct SystemdIntegrationTests {
         try rig.manager.expect("READY=1", context: rig.log)
         _ = try control.launchManifest("phone")
         let app = try rig.acceptApp("phone")
-        try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+        try app.send(.register(socket: "sip", address: peer.address))
         let remote = try peer.accept()
-        try app.expect { $0["event"] as? String == "registered" }
+        try app.expect(.registered(socket: "sip"))
 
         let stored = try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
         #expect(stored["FDNAME"] == "phone/sip")
@@ -82,7 +82,7 @@ struct SystemdIntegrationTests {
         let oldApp = try PidFd(pid: app.pid)
         #expect(try rig.terminate(first) == .exited(0), "\(rig.log)")
         try rig.manager.expect("STOPPING=1", context: rig.log)
-        try app.expect { $0["event"] as? String == "disconnected" }
+        try app.expect(.disconnected)
         #expect(waitReadable(oldApp.descriptor.rawValue, Deadline(.seconds(20))), "the old app did not exit")
 
         // While no voipd runs, the peer calls.
@@ -102,17 +102,15 @@ struct SystemdIntegrationTests {
 
         // The data relaunches the app (its manifest says how), with its socket handed back.
         let relaunched = try rig.acceptApp("phone")
-        let hello = relaunched.history.first { $0["event"] as? String == "hello" }
-        #expect(hello?["restored"] as? [String] == ["sip"])
-        let wake = try relaunched.expectEvent("voipSocketReadable")
-        #expect(wake["socket"] as? String == "sip")
-        #expect(wake["bytes"] as? Int == invite.utf8.count)
-        let read = try relaunched.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-        #expect(read["data"] as? String == invite)
+        #expect(relaunched.hello?.restored == ["sip"])
+        let wake = try relaunched.expectEvent(.voipSocketReadable)
+        #expect(wake.socket?.name == "sip")
+        #expect(wake.socket?.bytesAvailable == invite.utf8.count)
+        #expect(try relaunched.expectRead("sip") == .data(invite))
         // And the connection still works both ways.
-        try relaunched.send(["cmd": "write", "socket": "sip", "data": "SIP/2.0 180 Ringing"])
+        try relaunched.send(.write(socket: "sip", data: "SIP/2.0 180 Ringing"))
         #expect(try remote.read() == "SIP/2.0 180 Ringing")
-        try relaunched.send(["cmd": "ack", "id": wake["id"] as? Int ?? 0])
+        try relaunched.send(.acknowledge(eventID: wake.id))
         try rig.waitForState(follower2, "phone", .suspended)
 
         let sockets = try runCommand([Binaries.voipctl, "--socket", rig.socketPath, "sockets"])
@@ -124,8 +122,8 @@ struct SystemdIntegrationTests {
         try rig.manager.receiveWaiting()
         #expect(rig.manager.messages.filter { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }.count == 1)
         try control2.command(.foreground, "phone")
-        try relaunched.send(["cmd": "unregister", "socket": "sip"])
-        try relaunched.expect { $0["event"] as? String == "unregistered" }
+        try relaunched.send(.unregister(socket: "sip"))
+        try relaunched.expect(.unregistered(socket: "sip"))
         let removed = try rig.manager.expect("FDSTOREREMOVE=1 of phone/sip", context: rig.log) { $0.has("FDSTOREREMOVE=1") && $0["FDNAME"] == "phone/sip" }
         #expect(removed["FDNAME"] == "phone/sip")
         #expect(!rig.manager.store.contains { $0.name == "phone/sip" })
@@ -149,9 +147,9 @@ struct SystemdIntegrationTests {
         // exits when its connection to voipd closes instead of reconnecting.
         _ = try control.launch([Binaries.testApp, "--report", rig.reports.path, "--no-read", "--no-reconnect"], name: "phone")
         let app = try rig.acceptApp("phone")
-        try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+        try app.send(.register(socket: "sip", address: peer.address))
         let remote = try peer.accept()
-        try app.expect { $0["event"] as? String == "registered" }
+        try app.expect(.registered(socket: "sip"))
         try control.command(.background, "phone")
         try rig.waitForState(follower, "phone", .suspended)
         for name in ["phone/#record", "phone/#process", "phone/sip"] {
@@ -169,11 +167,11 @@ struct SystemdIntegrationTests {
         try rig.manager.expect("READY=1", context: rig.log)
         #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         // …which finds its connection to the old voipd gone and exits.
-        try app.expect { $0["event"] as? String == "disconnected" }
+        try app.expect(.disconnected)
         // Its record made it known: owned by this uid, started from its command line again by the data.
         let relaunched = try rig.acceptApp("phone")
-        let wake = try relaunched.expectEvent("voipSocketReadable")
-        #expect(wake["socket"] as? String == "sip")
+        let wake = try relaunched.expectEvent(.voipSocketReadable)
+        #expect(wake.socket?.name == "sip")
         let status = try VoipdControl(socketPath: rig.socketPath).app("phone")
         #expect(status.uid == getuid())
         #expect(status.launchedByVoipd)
@@ -233,8 +231,8 @@ struct SystemdIntegrationTests {
         _ = try control.launch([Binaries.testApp, "--report", rig.reports.path], name: "phone")
         let app = try rig.reports.accept(name: "phone", timeout: .seconds(20))
         defer { app.stopProcesses() }
-        let first = try app.expect { $0["event"] as? String == "hello" || $0["event"] as? String == "error" }
-        #expect(first["event"] as? String == "hello", "the app could not connect: \(first)")
+        let first = try app.expect { $0.hello != nil || $0.errorMessage != nil }
+        #expect(first.hello != nil, "the app could not connect: \(first)")
         _ = try rig.terminate(voipd)
     }
 }

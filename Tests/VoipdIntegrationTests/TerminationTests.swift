@@ -11,7 +11,7 @@ struct TerminationTests {
         defer { harness.stop() }
         let app = try harness.launchTestApp("stuck", ["--no-ack", "didEnterBackground"])
         try harness.control.command(.background, "stuck")
-        try app.expectEvent("didEnterBackground")
+        try app.expectEvent(.didEnterBackground)
         let ended = try harness.waitForState("stuck", .terminated)
         #expect(ended.reason == "watchdog: didEnterBackground not acknowledged within 0.5 s")
         let status = try harness.status("stuck")
@@ -27,12 +27,12 @@ struct TerminationTests {
         defer { harness.stop() }
         let app = try harness.launchTestApp("phone")
         try harness.control.command(.interrupt, "phone")
-        try app.expectEvent("willResignActive")
+        try app.expectEvent(.willResignActive)
         try harness.waitForState("phone", .inactive)
         try harness.control.command(.interruptEnd, "phone")
-        try app.expectEvent("didBecomeActive")
+        try app.expectEvent(.didBecomeActive)
         try harness.waitForState("phone", .active)
-        #expect(!app.received("didEnterBackground"))
+        #expect(!app.received(.didEnterBackground))
         try harness.control.command(.background, "phone")
         try harness.waitForState("phone", .suspended)
         #expect(throws: VoipdError.self) { try harness.control.command(.interrupt, "phone") }
@@ -44,7 +44,7 @@ struct TerminationTests {
         defer { harness.stop() }
         let app = try harness.launchTestApp("phone")
         try harness.control.command(.terminate, "phone")
-        try app.expectEvent("willTerminate")
+        try app.expectEvent(.willTerminate)
         let ended = try harness.waitForState("phone", .terminated)
         #expect(ended.reason == "terminated: terminate requested")
     }
@@ -59,7 +59,7 @@ struct TerminationTests {
         try harness.control.command(.terminate, "phone")
         let ended = try harness.waitForState("phone", .terminated)
         #expect(ended.reason.contains("no willTerminate"))
-        #expect(!app.received("willTerminate"))
+        #expect(!app.received(.willTerminate))
     }
 
     @Test("kill is a force quit: SIGKILL, no willTerminate")
@@ -70,7 +70,7 @@ struct TerminationTests {
         try harness.control.command(.kill, "phone")
         let ended = try harness.waitForState("phone", .terminated)
         #expect(ended.reason.hasPrefix("forceQuit"))
-        #expect(!app.received("willTerminate"))
+        #expect(!app.received(.willTerminate))
     }
 
     @Test("an app that exits on suspend is terminated instead of suspended (UIApplicationExitsOnSuspend)")
@@ -79,8 +79,8 @@ struct TerminationTests {
         defer { harness.stop() }
         let app = try harness.launchTestApp("oldschool", exitsOnSuspend: true)
         try harness.control.command(.background, "oldschool")
-        try app.expectEvent("didEnterBackground")
-        try app.expectEvent("willTerminate")
+        try app.expectEvent(.didEnterBackground)
+        try app.expectEvent(.willTerminate)
         let ended = try harness.waitForState("oldschool", .terminated)
         #expect(ended.reason.hasPrefix("exitsOnSuspend"))
         #expect(!(try harness.control.events("oldschool").contains { $0.to == .suspended }))

@@ -28,10 +28,9 @@ struct UpgradeTests {
 
         // A wake through the new program; the event stream the harness follows is the old connection.
         try remote.write("INVITE after the upgrade")
-        let wake = try app.expectEvent("voipSocketReadable")
-        #expect(wake["socket"] as? String == "sip")
-        let read = try app.expect { $0["event"] as? String == "read" }
-        #expect(read["data"] as? String == "INVITE after the upgrade")
+        let wake = try app.expectEvent(.voipSocketReadable)
+        #expect(wake.socket?.name == "sip")
+        #expect(try app.expectRead("sip") == .data("INVITE after the upgrade"))
         try harness.waitForState("phone", .suspended)
         #expect(try harness.control.events("phone").count >= 6, "the history came along")
     }
@@ -46,7 +45,7 @@ struct UpgradeTests {
         try harness.daemon.pidfd.send(SIGUSR2)
         // The follower's connection is carried over: the next transitions still arrive on it.
         try harness.control.command(.foreground, "phone")
-        try app.expectEvent("didBecomeActive")
+        try app.expectEvent(.didBecomeActive)
         try harness.waitForState("phone", .active)
         #expect(harness.log.contains("upgraded in place"))
     }

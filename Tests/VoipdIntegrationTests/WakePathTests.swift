@@ -11,16 +11,16 @@ struct WakePathTests {
     static func appWithVoIPSocket(_ harness: DaemonHarness, _ name: String, peer: TCPPeer, arguments: [String] = [],
                                   relaunchOnData: Bool = true) throws -> (TestAppHandle, PeerConnection) {
         let app = try harness.launchTestApp(name, arguments, relaunchOnData: relaunchOnData)
-        try app.send(["cmd": "register", "socket": "sip", "connect": peer.address])
+        try app.send(.register(socket: "sip", address: peer.address))
         let remote = try peer.accept()
-        try app.expect { $0["event"] as? String == "registered" }
+        try app.expect(.registered(socket: "sip"))
         return (app, remote)
     }
 
     static func suspend(_ harness: DaemonHarness, _ app: TestAppHandle) throws {
         try harness.control.command(.background, app.name)
-        try app.expectEvent("willResignActive")
-        try app.expectEvent("didEnterBackground")
+        try app.expectEvent(.willResignActive)
+        try app.expectEvent(.didEnterBackground)
         try harness.waitForState(app.name, .suspended)
     }
 
@@ -38,18 +38,17 @@ struct WakePathTests {
 
         let invite = "INVITE sip:phone@voipd.invalid SIP/2.0\r\nContent-Length: 0\r\n\r\n"
         try remote.write(invite)
-        let event = try app.expectEvent("voipSocketReadable")
-        #expect(event["socket"] as? String == "sip")
-        #expect(event["bytes"] as? Int == invite.utf8.count)
-        #expect(event["peerClosed"] as? Bool == false)
-        let read = try app.expect { $0["event"] as? String == "read" && $0["socket"] as? String == "sip" }
-        #expect(read["data"] as? String == invite)
+        let event = try app.expectEvent(.voipSocketReadable)
+        #expect(event.socket?.name == "sip")
+        #expect(event.socket?.bytesAvailable == invite.utf8.count)
+        #expect(event.socket?.peerClosed == false)
+        #expect(try app.expectRead("sip") == .data(invite))
         // Unacknowledged, the wake is still in progress: the app runs, in the background.
         #expect(processState(app.pid) != "T")
         #expect(try harness.status("phone").state == .background)
         #expect(try harness.status("phone").wakes == 1)
 
-        try app.send(["cmd": "ack", "id": event["id"] as! Int])
+        try app.send(.acknowledge(eventID: event.id))
         try harness.waitForState("phone", .suspended)
         #expect(processState(app.pid) == "T")
         // The daemon never read the data: nothing of it is left, and it was the app that read it.
@@ -69,17 +68,16 @@ struct WakePathTests {
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
         try Self.suspend(harness, app)
         try harness.control.command(.foreground, "phone")
-        try app.expectEvent("willEnterForeground")
-        try app.expectEvent("didBecomeActive")
+        try app.expectEvent(.willEnterForeground)
+        try app.expectEvent(.didBecomeActive)
         try harness.waitForState("phone", .active)
         #expect(processState(app.pid) != "T")
         #expect(try harness.control.sockets("phone").map(\.watching) == [false])
 
         try remote.write("OPTIONS")
-        let read = try app.expect { $0["event"] as? String == "read" }
-        #expect(read["data"] as? String == "OPTIONS")
+        #expect(try app.expectRead("sip") == .data("OPTIONS"))
         #expect(try harness.status("phone").wakes == 0)
-        #expect(!app.received("voipSocketReadable"))
+        #expect(!app.received(.voipSocketReadable))
     }
 
     @Test("data that arrives after the app's last look, before it is stopped, still wakes it")
@@ -92,16 +90,15 @@ struct WakePathTests {
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer,
                                                         arguments: ["--no-read", "--no-ack", "didEnterBackground", "--no-ack", "voipSocketReadable"])
         try harness.control.command(.background, "phone")
-        let entered = try app.expectEvent("didEnterBackground")
+        let entered = try app.expectEvent(.didEnterBackground)
         try remote.write("late")
         // Acknowledged only now: the data is already there when the daemon arms and stops.
-        try app.send(["cmd": "ack", "id": entered["id"] as! Int])
-        let event = try app.expectEvent("voipSocketReadable")
-        #expect(event["bytes"] as? Int == 4)
-        try app.send(["cmd": "read", "socket": "sip"])
-        let read = try app.expect { $0["event"] as? String == "read" }
-        #expect(read["data"] as? String == "late")
-        try app.send(["cmd": "ack", "id": event["id"] as! Int])
+        try app.send(.acknowledge(eventID: entered.id))
+        let event = try app.expectEvent(.voipSocketReadable)
+        #expect(event.socket?.bytesAvailable == 4)
+        try app.send(.read(socket: "sip"))
+        #expect(try app.expectRead("sip") == .data("late"))
+        try app.send(.acknowledge(eventID: event.id))
         try harness.waitForState("phone", .suspended)
         #expect(processState(app.pid) == "T")
     }
@@ -121,12 +118,10 @@ struct WakePathTests {
         try remote.write("while you were dead")
         #expect(try harness.control.sockets("phone").first?.bytesAvailable == 19)
         let again = try harness.launchTestApp("phone")
-        let hello = again.history.first { $0["event"] as? String == "hello" }
-        #expect(hello?["restored"] as? [String] == ["sip"])
-        let read = try again.expect { $0["event"] as? String == "read" }
-        #expect(read["data"] as? String == "while you were dead")
+        #expect(again.hello?.restored == ["sip"])
+        #expect(try again.expectRead("sip") == .data("while you were dead"))
         // And the connection still works both ways.
-        try again.send(["cmd": "write", "socket": "sip", "data": "SIP/2.0 200 OK"])
+        try again.send(.write(socket: "sip", data: "SIP/2.0 200 OK"))
         let answer = try remote.read()
         #expect(answer == "SIP/2.0 200 OK")
     }
@@ -143,13 +138,11 @@ struct WakePathTests {
 
         try remote.write("INVITE")
         let relaunched = try harness.acceptApp("phone")
-        let hello = relaunched.history.first { $0["event"] as? String == "hello" }
-        #expect(hello?["restored"] as? [String] == ["sip"])
-        #expect(hello?["state"] as? String == "background")
-        let event = try relaunched.expectEvent("voipSocketReadable")
-        #expect(event["socket"] as? String == "sip")
-        let read = try relaunched.expect { $0["event"] as? String == "read" }
-        #expect(read["data"] as? String == "INVITE")
+        #expect(relaunched.hello?.restored == ["sip"])
+        #expect(relaunched.hello?.state == .background)
+        let event = try relaunched.expectEvent(.voipSocketReadable)
+        #expect(event.socket?.name == "sip")
+        #expect(try relaunched.expectRead("sip") == .data("INVITE"))
         try harness.waitForState("phone", .suspended)
         #expect(processState(relaunched.pid) == "T")
         #expect(try harness.status("phone").launches == 2)
@@ -161,15 +154,13 @@ struct WakePathTests {
         defer { harness.stop() }
         let peer = try harness.makePeer()
         let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
-        try app.send(["cmd": "retrieve", "socket": "sip"])
-        let retrieved = try app.expect { $0["event"] as? String == "retrieved" }
-        #expect(retrieved["sameSocket"] as? Bool == true)
-        try app.send(["cmd": "unregister", "socket": "sip"])
-        try app.expect { $0["event"] as? String == "unregistered" }
+        try app.send(.retrieve(socket: "sip"))
+        #expect(try app.expect(\.retrievedSameSocket) == true)
+        try app.send(.unregister(socket: "sip"))
+        try app.expect(.unregistered(socket: "sip"))
         #expect(try harness.control.sockets("phone").isEmpty)
-        try app.send(["cmd": "retrieve", "socket": "sip"])
-        let error = try app.expect { $0["event"] as? String == "error" }
-        let message = error["message"] as? String ?? ""
+        try app.send(.retrieve(socket: "sip"))
+        let message = try app.expect(\.errorMessage)
         #expect(message.contains("noSuchSocket"), "\(message)")
     }
 
@@ -179,12 +170,12 @@ struct WakePathTests {
         defer { harness.stop() }
         let peer = try harness.makePeer()
         let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
-        try app.send(["cmd": "closeOwn", "socket": "sip"])
-        try app.expect { $0["event"] as? String == "closed" }
+        try app.send(.closeOwn(socket: "sip"))
+        try app.expect(.closed(socket: "sip"))
         try Self.suspend(harness, app)
         try remote.write("ring")
-        let event = try app.expectEvent("voipSocketReadable")
-        #expect(event["bytes"] as? Int == 4)
+        let event = try app.expectEvent(.voipSocketReadable)
+        #expect(event.socket?.bytesAvailable == 4)
         try harness.waitForState("phone", .suspended)
         #expect(try harness.control.sockets("phone").first?.bytesAvailable == 4)
     }

@@ -83,7 +83,7 @@ final class DaemonHarness {
     func acceptApp(_ name: String, timeout: Duration = .seconds(20)) throws -> TestAppHandle {
         let app = try reports.accept(name: name, timeout: timeout)
         apps.append(app)
-        _ = try app.expect(timeout: timeout) { $0["event"] as? String == "hello" }
+        _ = try app.expect(\.hello, timeout: timeout)
         return app
     }
 

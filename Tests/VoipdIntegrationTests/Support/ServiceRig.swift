@@ -81,7 +81,7 @@ final class ServiceRig {
     func acceptApp(_ name: String) throws -> TestAppHandle {
         let app = try reports.accept(name: name, timeout: .seconds(20))
         apps.append(app)
-        _ = try app.expect { $0["event"] as? String == "hello" }
+        _ = try app.expect(\.hello)
         return app
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import TestAppMessages
+import VoipClient
 import VoipdSystem
 
 /// Where test apps report: a Unix stream socket the test listens on.
@@ -26,8 +28,8 @@ final class TestAppHandle {
     let channel: FileDescriptor
     private var buffer: [UInt8] = []
     /// Every report received, in order.
-    private(set) var history: [[String: Any]] = []
-    private var unread: [[String: Any]] = []
+    private(set) var history: [TestAppReport] = []
+    private var unread: [TestAppReport] = []
     private(set) var pid: pid_t = 0
 
     init(name: String, channel: consuming FileDescriptor) {
@@ -36,20 +38,56 @@ final class TestAppHandle {
     }
 
     /// Sends one command.
-    func send(_ command: [String: Any]) throws {
-        var data = try JSONSerialization.data(withJSONObject: command)
+    func send(_ command: TestAppCommand) throws {
+        var data = try JSONEncoder().encode(command)
         data.append(0x0a)
         try channel.writeAll(Array(data))
     }
 
-    /// The first report (not yet consumed) matching `predicate`, waiting up to the timeout.
+    /// The content of the first report (not yet consumed) that has one at `path`
+    /// (`\.taskID`: the id of the next `task` report).
     @discardableResult
-    func expect(timeout: Duration = .seconds(20), _ predicate: ([String: Any]) -> Bool) throws -> [String: Any] {
+    func expect<Value>(_ path: KeyPath<TestAppReport, Value?>, timeout: Duration = .seconds(20)) throws -> Value {
+        try take(timeout: timeout) { $0[keyPath: path] }
+    }
+
+    /// The first report (not yet consumed) equal to `report`.
+    func expect(_ report: TestAppReport, timeout: Duration = .seconds(20)) throws {
+        try take(timeout: timeout) { $0 == report ? () : nil }
+    }
+
+    /// The first report (not yet consumed) of which `predicate` holds.
+    @discardableResult
+    func expect(timeout: Duration = .seconds(20), where predicate: (TestAppReport) -> Bool) throws -> TestAppReport {
+        try take(timeout: timeout) { predicate($0) ? $0 : nil }
+    }
+
+    /// The next lifecycle event of `kind`.
+    @discardableResult
+    func expectEvent(_ kind: AppEventKind, timeout: Duration = .seconds(20)) throws -> TestAppReport.Event {
+        try take(timeout: timeout) { $0.event?.kind == kind ? $0.event : nil }
+    }
+
+    /// What the app read next from `socket`.
+    @discardableResult
+    func expectRead(_ socket: String, timeout: Duration = .seconds(20)) throws -> TestAppReport.ReadOutcome {
+        try take(timeout: timeout) { $0.read?.socket == socket ? $0.read?.outcome : nil }
+    }
+
+    /// The first report (not yet consumed) that `match` takes (returns a value for), waiting
+    /// up to the timeout; the value.
+    @discardableResult
+    private func take<Value>(timeout: Duration, _ match: (TestAppReport) -> Value?) throws -> Value {
         let deadline = Deadline(timeout)
         while true {
             // Only the match is consumed: reports arrive in whatever order the app's loop
             // met things, and an earlier one may be the next thing a test looks for.
-            if let index = unread.firstIndex(where: predicate) { return unread.remove(at: index) }
+            for (index, report) in unread.enumerated() {
+                if let value = match(report) {
+                    unread.remove(at: index)
+                    return value
+                }
+            }
             guard waitReadable(channel.rawValue, deadline) else {
                 let wchan = ProcFS.read("/proc/\(pid)/wchan") ?? "?"
                 throw TimedOut(description: "\(name): no matching report; seen: \(unread); pid \(pid) state \(processState(pid).map(String.init) ?? "gone") wchan \(wchan)")
@@ -60,24 +98,21 @@ final class TestAppHandle {
             while let newline = buffer.firstIndex(of: 0x0a) {
                 let line = Data(buffer[..<newline])
                 buffer.removeSubrange(...newline)
-                guard let report = try JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }
-                if report["event"] as? String == "hello", let pid = report["pid"] as? Int { self.pid = pid_t(pid) }
+                let report = try JSONDecoder().decode(TestAppReport.self, from: line)
+                if let hello = report.hello { pid = hello.pid }
                 history.append(report)
                 unread.append(report)
             }
         }
     }
 
-    /// The next lifecycle event of `kind`.
-    @discardableResult
-    func expectEvent(_ kind: String, timeout: Duration = .seconds(20)) throws -> [String: Any] {
-        try expect(timeout: timeout) { $0["event"] as? String == "lifecycle" && $0["kind"] as? String == kind }
+    /// Whether an event of `kind` was reported at any time.
+    func received(_ kind: AppEventKind) -> Bool {
+        history.contains { $0.event?.kind == kind }
     }
 
-    /// Whether an event of `kind` was reported at any time.
-    func received(_ kind: String) -> Bool {
-        history.contains { $0["event"] as? String == "lifecycle" && $0["kind"] as? String == kind }
-    }
+    /// The app's first hello.
+    var hello: TestAppReport.Hello? { history.lazy.compactMap(\.hello).first }
 
     func stopProcesses() {
         guard pid > 0 else { return }

@@ -1,0 +1,31 @@
+/// What a test tells the test app (`voip-test-app`), one JSON object a line on the report
+/// socket. Each command is answered by a ``TestAppReport`` (or ``TestAppReport/error(message:)``).
+public enum TestAppCommand: Codable, Equatable, Sendable {
+    /// Connects to `address` ("tcp:HOST:PORT" or "unix:PATH") and registers the connection
+    /// with voipd as VoIP socket `socket`.
+    case register(socket: String, address: String)
+    /// Connects an ordinary socket (one reclaim may take) to `address`.
+    case connect(socket: String, address: String)
+    /// Listens on a TCP port of the loopback address.
+    case listen(socket: String)
+    case unregister(socket: String)
+    /// Asks voipd for a copy of a held socket, and says whether it is the app's own.
+    case retrieve(socket: String)
+    /// Closes the app's own descriptor of a socket (voipd's stays).
+    case closeOwn(socket: String)
+    /// Reads what is waiting, without blocking.
+    case read(socket: String)
+    case write(socket: String, data: String)
+    /// Accepts one connection on a listening socket, and closes it.
+    case accept(socket: String)
+    case beginTask(name: String)
+    case endTask(id: UInt64)
+    case keepAlive(seconds: Double)
+    /// Acknowledges an event that the app was told not to acknowledge itself (`--no-ack`).
+    case acknowledge(eventID: UInt64)
+    /// Holds this many more megabytes of memory, touched so that it is resident.
+    case allocate(megabytes: Int)
+    case exit(code: Int32)
+    /// `abort()`.
+    case crash
+}
