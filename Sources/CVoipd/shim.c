@@ -15,9 +15,6 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -26,8 +23,6 @@ const int voipd_SOCK_CLOEXEC = SOCK_CLOEXEC;
 const int voipd_SOCK_NONBLOCK = SOCK_NONBLOCK;
 const int voipd_MSG_CMSG_CLOEXEC = MSG_CMSG_CLOEXEC;
 const int voipd_MSG_NOSIGNAL = MSG_NOSIGNAL;
-const int voipd_POSIX_SPAWN_SETSID = POSIX_SPAWN_SETSID;
-const int voipd_P_PIDFD = P_PIDFD;
 const short voipd_POLLRDHUP = POLLRDHUP;
 const uint32_t voipd_EPOLLIN = EPOLLIN;
 const uint32_t voipd_EPOLLOUT = EPOLLOUT;
@@ -36,7 +31,6 @@ const uint32_t voipd_EPOLLPRI = EPOLLPRI;
 const uint32_t voipd_EPOLLERR = EPOLLERR;
 const uint32_t voipd_EPOLLHUP = EPOLLHUP;
 const uint32_t voipd_EPOLLET = EPOLLET;
-const uint32_t voipd_EPOLLONESHOT = EPOLLONESHOT;
 const unsigned long voipd_FIONREAD = FIONREAD;
 
 size_t voipd_cmsg_space(size_t length) { return CMSG_SPACE(length); }
@@ -48,9 +42,7 @@ unsigned char *voipd_cmsg_data(struct cmsghdr *header) { return CMSG_DATA(header
 int voipd_ioctl_int(int fd, unsigned long request, int *value) { return ioctl(fd, request, value); }
 int voipd_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
 int voipd_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
-int voipd_fcntl_getfd(int fd) { return fcntl(fd, F_GETFD); }
 int voipd_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
-int voipd_prctl_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 int voipd_prctl_set_pdeathsig(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
 
 int voipd_sigchld_report_stops(int enabled)
@@ -89,12 +81,9 @@ int voipd_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pi
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags) { return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, flags); }
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags) { return (int)syscall(SYS_pidfd_getfd, pidfd, targetfd, flags); }
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options) { return waitid((idtype_t)P_PIDFD, (id_t)pidfd, info, options); }
-int voipd_waitid_all(siginfo_t *info, int options) { return waitid(P_ALL, 0, info, options); }
-int voipd_close_range(unsigned int first, unsigned int last, unsigned int flags) { return (int)syscall(SYS_close_range, first, last, flags); }
 int voipd_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int voipd_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 int voipd_memfd_create(const char *name, unsigned int flags) { return memfd_create(name, flags); }
-int voipd_posix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) { return posix_spawn_file_actions_addchdir_np(actions, path); }
 
 pid_t voipd_siginfo_pid(const siginfo_t *info) { return info->si_pid; }
 int voipd_siginfo_code(const siginfo_t *info) { return info->si_code; }

@@ -13,7 +13,6 @@ public struct EpollEvents: OptionSet, Sendable, Hashable {
     public static let error = EpollEvents(rawValue: voipd_EPOLLERR)
     public static let hangup = EpollEvents(rawValue: voipd_EPOLLHUP)
     public static let edgeTriggered = EpollEvents(rawValue: voipd_EPOLLET)
-    public static let oneShot = EpollEvents(rawValue: voipd_EPOLLONESHOT)
 }
 
 /// One ready registration returned by ``Epoll/wait(timeoutMilliseconds:)``.

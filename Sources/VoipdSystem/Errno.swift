@@ -23,11 +23,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public static let wouldBlock = Errno(EAGAIN)
-    public static let badFileDescriptor = Errno(EBADF)
     public static let noSuchProcess = Errno(ESRCH)
-    public static let notConnected = Errno(ENOTCONN)
     public static let brokenPipe = Errno(EPIPE)
-    public static let invalidArgument = Errno(EINVAL)
 }
 
 /// Runs a system call, retrying it while it fails with EINTR; a result of -1 becomes a

@@ -45,12 +45,6 @@ public struct FileDescriptor: ~Copyable {
         self.init(adopting: fd)
     }
 
-    /// Whether close-on-exec is set (`fcntl(F_GETFD)`).
-    public var isCloseOnExec: Bool {
-        let flags = voipd_fcntl_getfd(rawValue)
-        return flags >= 0 && flags & FD_CLOEXEC != 0
-    }
-
     /// Sets or clears `O_NONBLOCK` (`fcntl(F_SETFL)`).
     public borrowing func setNonBlocking(_ enabled: Bool = true) throws {
         let flags = try valueOrErrno("fcntl(F_GETFL)") { voipd_fcntl_getfl(rawValue) }

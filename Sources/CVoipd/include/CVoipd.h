@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -34,8 +33,6 @@ extern const int voipd_SOCK_CLOEXEC;
 extern const int voipd_SOCK_NONBLOCK;
 extern const int voipd_MSG_CMSG_CLOEXEC;
 extern const int voipd_MSG_NOSIGNAL;
-extern const int voipd_POSIX_SPAWN_SETSID;
-extern const int voipd_P_PIDFD;
 extern const short voipd_POLLRDHUP;
 extern const uint32_t voipd_EPOLLIN;
 extern const uint32_t voipd_EPOLLOUT;
@@ -44,7 +41,6 @@ extern const uint32_t voipd_EPOLLPRI;
 extern const uint32_t voipd_EPOLLERR;
 extern const uint32_t voipd_EPOLLHUP;
 extern const uint32_t voipd_EPOLLET;
-extern const uint32_t voipd_EPOLLONESHOT;
 extern const unsigned long voipd_FIONREAD;
 
 // CMSG_* macros.
@@ -58,9 +54,7 @@ unsigned char *voipd_cmsg_data(struct cmsghdr *header);
 int voipd_ioctl_int(int fd, unsigned long request, int *value);
 int voipd_fcntl_getfl(int fd);
 int voipd_fcntl_setfl(int fd, int flags);
-int voipd_fcntl_getfd(int fd);
 int voipd_open(const char *path, int flags, mode_t mode);
-int voipd_prctl_set_child_subreaper(void);
 int voipd_prctl_set_pdeathsig(int signal);
 int voipd_sigchld_report_stops(int enabled);
 
@@ -71,12 +65,9 @@ int voipd_pidfd_open(pid_t pid, unsigned int flags);
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags);
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options);
-int voipd_waitid_all(siginfo_t *info, int options);
-int voipd_close_range(unsigned int first, unsigned int last, unsigned int flags);
 int voipd_accept4(int fd, int flags);
 int voipd_pipe2(int fds[2], int flags);
 int voipd_memfd_create(const char *name, unsigned int flags);
-int voipd_posix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 
 // siginfo_t is a union of structs; these read the fields SIGCHLD and waitid fill in.
 pid_t voipd_siginfo_pid(const siginfo_t *info);
