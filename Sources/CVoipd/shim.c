@@ -84,6 +84,10 @@ int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options) { return waitid(
 int voipd_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int voipd_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 int voipd_memfd_create(const char *name, unsigned int flags) { return memfd_create(name, flags); }
+int voipd_sync_file_range(int fd, off_t offset, off_t count, unsigned int flags) { return sync_file_range(fd, offset, count, flags); }
+const unsigned int voipd_SYNC_FILE_RANGE_WAIT_BEFORE = SYNC_FILE_RANGE_WAIT_BEFORE;
+const unsigned int voipd_SYNC_FILE_RANGE_WRITE = SYNC_FILE_RANGE_WRITE;
+const unsigned int voipd_SYNC_FILE_RANGE_WAIT_AFTER = SYNC_FILE_RANGE_WAIT_AFTER;
 
 pid_t voipd_siginfo_pid(const siginfo_t *info) { return info->si_pid; }
 int voipd_siginfo_code(const siginfo_t *info) { return info->si_code; }

@@ -37,9 +37,11 @@ public struct TransferAgentLauncher {
         return currentEnvironment().filter { entry in passed.contains { entry.hasPrefix($0) } }
     }
 
-    /// The request that starts an agent with `socket` as its descriptor 3.
+    /// The request that starts an agent with `socket` as its descriptor 3. One malloc arena
+    /// (`MALLOC_ARENA_MAX=1`): URLSession allocates each 16 KiB chunk on one dispatch thread
+    /// and the agent frees it on another, and arenas per thread keep what they got back.
     func spawnRequest(socket: CInt, credentials: SpawnCredentials?) -> SpawnRequest {
-        SpawnRequest(arguments: [executable], environment: environment, workingDirectory: "/",
+        SpawnRequest(arguments: [executable], environment: environment + ["MALLOC_ARENA_MAX=1"], workingDirectory: "/",
                      standardError: standardError, extraDescriptors: [socket], credentials: credentials,
                      umask: 0o077, noNewPrivileges: true)
     }

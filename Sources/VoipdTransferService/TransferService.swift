@@ -231,6 +231,8 @@ public final class TransferService {
         let reports: [AgentReport]?
         do {
             reports = try agent.receive()
+        } catch let error as Errno {
+            return agentLost(agent, "its socket failed (\(error))")
         } catch {
             return agentLost(agent, "it sent something that is not a report (\(error))")
         }

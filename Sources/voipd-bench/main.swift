@@ -4,17 +4,20 @@ import Glibc
 // run on the same machine, as ratios. See docs/BENCHMARKS.md.
 //   voipd-bench wake [OPTIONS]     the wake path and an idle daemon (--help for options)
 //   voipd-bench sip [OPTIONS]      INVITE → 180 with the softphone running and suspended
+//   voipd-bench transfer [OPTIONS] a large download through the transfer agent against curl
 // Internal: `app` is the app voipd launches; `guarded-exec` starts voipd and the floor.
 
 let usage = """
 usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench sip [OPTIONS]    (voipd-bench sip --help for the options)
+       voipd-bench transfer [OPTIONS]   (voipd-bench transfer --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "wake": exit(WakeBenchmark.main(Array(arguments.dropFirst())))
 case "sip": exit(SIPBenchmark.main(Array(arguments.dropFirst())))
+case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
 case "guarded-exec": exit(GuardedExec.main(Array(arguments.dropFirst())))
 case "-h", "--help":

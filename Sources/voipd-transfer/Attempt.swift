@@ -18,11 +18,11 @@ final class Attempt {
 
     let order: AttemptOrder
     let files: DownloadFiles?
-    /// Bytes of the partial file a Range request asked to keep.
+    /// Bytes of the partial file the Range request asked to keep.
     let requestedOffset: Int64
     var task: URLSessionTask?
     var response: HTTPResponseHead?
-    var output: FileDescriptor?
+    var output: PartialFileWriter?
     var resumedFrom: Int64 = 0
     var progress = TransferProgress()
     var lastProgressReport = MonotonicInstant.origin

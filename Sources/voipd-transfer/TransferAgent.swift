@@ -13,6 +13,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private let channel: ParentChannel
     private var session: URLSession!
     private var attempts: [TransferTaskID: Attempt] = [:]
+    private let delegateQueue = BoundedDelegateQueue()
     private var byTask: [Int: TransferTaskID] = [:]
 
     init(channel: ParentChannel) {
@@ -27,10 +28,9 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         // voipd decides how many run and to which hosts.
         configuration.httpMaximumConnectionsPerHost = 64
         configuration.timeoutIntervalForResource = TransferOptions.sevenDays * 52
-        let delegateQueue = OperationQueue()
         delegateQueue.maxConcurrentOperationCount = 1
-        // A dispatch queue under the operation queue: each delegate call is then one hop
-        // to a known thread (measured: it halves the agent's CPU per gigabyte).
+        // The operation queue runs on the agent's serial queue, so commands and delegate calls
+        // take turns on it.
         delegateQueue.underlyingQueue = queue
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
     }
@@ -58,10 +58,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         } catch {
             return end(order, .fileFailure(error.message), TransferProgress())
         }
-        guard let url = URL(string: order.request.url) else { return end(order, .fileFailure("unusable URL"), TransferProgress()) }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: order.timeoutIntervalForRequest)
-        request.httpMethod = order.request.method
-        for header in order.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        guard var request = Self.request(order) else { return end(order, .fileFailure("unusable URL"), TransferProgress()) }
 
         let attempt: Attempt
         let task: URLSessionTask
@@ -76,14 +73,10 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             var offset: Int64 = 0
             if let validator = order.resumeFrom {
                 offset = files.partialSize
-                if offset > 0 {
-                    for header in RangeResumption.requestHeaders(offset: offset, validator: validator) {
-                        request.setValue(header.value, forHTTPHeaderField: header.name)
-                    }
-                }
+                if offset > 0 { Self.askForRange(from: offset, validator: validator, in: &request) }
             }
             attempt = Attempt(order: order, files: files, requestedOffset: offset)
-            task = session.dataTask(with: request)
+            task = delegateQueue.withLoopFree { session.dataTask(with: request) }
         case .upload(let source):
             let size: Int64
             do {
@@ -93,12 +86,31 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             }
             attempt = Attempt(order: order, files: nil, requestedOffset: 0)
             attempt.progress.bytesExpectedToSend = size
-            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: source))
+            task = delegateQueue.withLoopFree { session.uploadTask(with: request, fromFile: URL(fileURLWithPath: source)) }
         }
-        attempt.task = task
         attempts[order.task] = attempt
-        byTask[task.taskIdentifier] = order.task
-        task.resume()
+        run(task, for: attempt)
+    }
+
+    private func run(_ task: URLSessionTask, for attempt: Attempt) {
+        attempt.task = task
+        byTask[task.taskIdentifier] = attempt.order.task
+        // resume() waits for URLSession's loop, which may be waiting for this queue.
+        delegateQueue.withLoopFree { task.resume() }
+    }
+
+    private static func request(_ order: AttemptOrder) -> URLRequest? {
+        guard let url = URL(string: order.request.url) else { return nil }
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: order.timeoutIntervalForRequest)
+        request.httpMethod = order.request.method
+        for header in order.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        return request
+    }
+
+    private static func askForRange(from offset: Int64, validator: ResumeValidator, in request: inout URLRequest) {
+        for header in RangeResumption.requestHeaders(offset: offset, validator: validator) {
+            request.setValue(header.value, forHTTPHeaderField: header.name)
+        }
     }
 
     private func stop(_ id: TransferTaskID, _ number: Int, keepPartial: Bool) {
@@ -144,7 +156,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
                 return dataTask.cancel()
             }
             do {
-                attempt.output = try files.openPartial(truncate: truncate)
+                attempt.output = PartialFileWriter(file: try files.openPartial(truncate: truncate), offset: attempt.resumedFrom)
             } catch {
                 attempt.cancellation = .file(error.message)
                 return dataTask.cancel()
@@ -159,20 +171,11 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let attempt = attempt(for: dataTask), attempt.cancellation == nil else { return }
-        if let output = attempt.output?.rawValue {
+        if let output = attempt.output {
             do {
-                try data.withUnsafeBytes { raw in
-                    var offset = 0
-                    while offset < raw.count {
-                        offset += try retryingOnInterrupt("write") { write(output, raw.baseAddress! + offset, raw.count - offset) }
-                    }
-                }
-            } catch let error as Errno {
-                attempt.cancellation = .file("cannot write \(attempt.files?.partialPath ?? ""): \(DownloadFiles.reason(error))")
-                return dataTask.cancel()
+                try output.append(data)
             } catch {
-                attempt.cancellation = .file("cannot write: \(error)")
-                return dataTask.cancel()
+                return fail(attempt, dataTask, writing: error)
             }
         }
         attempt.progress.bytesReceived += Int64(data.count)
@@ -188,23 +191,29 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let attempt = attempt(for: task) else { return }
+        finish(attempt, error: error)
+    }
+
+    private func finish(_ attempt: Attempt, error: (any Error)?) {
         forget(attempt)
-        let outcome = self.outcome(of: attempt, error: error)
-        if let output = attempt.output?.rawValue, case .completed = outcome {
-            // The bytes reach the disk before the name does.
-            _ = fdatasync(output)
+        var outcome = self.outcome(of: attempt, error: error)
+        do {
+            if case .completed = outcome, let files = attempt.files {
+                // The bytes reach the disk before the name does.
+                try attempt.output?.synchronize()
+                try files.commit()
+            } else {
+                // What arrived is kept for a resumption.
+                try attempt.output?.flush()
+            }
+        } catch let problem as FileProblem {
+            outcome = .fileFailure(problem.message)
+        } catch {
+            outcome = .fileFailure("cannot write \(attempt.files?.partialPath ?? ""): \(Self.describe(error))")
         }
         attempt.output = nil
-        var final = outcome
-        if case .completed = outcome, let files = attempt.files {
-            do {
-                try files.commit()
-            } catch {
-                final = .fileFailure(error.message)
-            }
-        }
         // The partial file stays only while the task may resume from it.
-        switch final {
+        switch outcome {
         case .httpError, .fileFailure, .stopped(keepPartial: false):
             attempt.files?.discard()
         case .networkFailure(let failure) where !failure.isTransient:
@@ -212,7 +221,17 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         default:
             break
         }
-        end(attempt.order, final.reported, attempt.progress)
+        end(attempt.order, outcome.reported, attempt.progress)
+    }
+
+    private func fail(_ attempt: Attempt, _ task: URLSessionTask, writing error: any Error) {
+        attempt.cancellation = .file("cannot write \(attempt.files?.partialPath ?? ""): \(Self.describe(error))")
+        task.cancel()
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let errno = error as? Errno { return DownloadFiles.reason(errno) }
+        return "\(error)"
     }
 
     // MARK: - Outcomes

@@ -170,4 +170,29 @@ struct DownloadTests {
         #expect(received == received.sorted(), "bytes only grow")
         #expect(events.allSatisfy { if case .progress(let p) = $0.event.kind { p.bytesExpectedToReceive == 8_000_000 } else { false } })
     }
+
+    @Test("a download faster than the agent can write does not grow the agent's memory (flow control on URLSession's loop)")
+    func boundedMemory() throws {
+        let nginx = try NginxServer()
+        let digest = try nginx.serve("big.bin", size: 400_000_000)
+        let rig = try TransferRig()
+        rig.open()
+        let destination = rig.downloads + "/big.bin"
+        let id = try rig.create(.download(nginx.baseURL + "/big.bin", to: destination))
+        #expect(try rig.completion(of: id, timeout: 300).error == nil)
+        #expect(try sha256(destination) == digest)
+        let agent = try #require(rig.service.agentProcesses.first)
+        let peak = try #require(peakResidentMiB(agent))
+        // The queue to the delegate holds at most about 16 MiB; without the bound, the
+        // agent held most of the file (hundreds of MiB).
+        #expect(peak < 120, "the agent's peak resident size was \(peak) MiB")
+    }
+}
+
+/// VmHWM of a process, in MiB.
+func peakResidentMiB(_ pid: pid_t) -> Int? {
+    guard let status = ProcFS.read("/proc/\(pid)/status"),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+    return kib / 1024
 }

@@ -68,6 +68,10 @@ int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options);
 int voipd_accept4(int fd, int flags);
 int voipd_pipe2(int fds[2], int flags);
 int voipd_memfd_create(const char *name, unsigned int flags);
+int voipd_sync_file_range(int fd, off_t offset, off_t count, unsigned int flags);
+extern const unsigned int voipd_SYNC_FILE_RANGE_WAIT_BEFORE;
+extern const unsigned int voipd_SYNC_FILE_RANGE_WRITE;
+extern const unsigned int voipd_SYNC_FILE_RANGE_WAIT_AFTER;
 
 // siginfo_t is a union of structs; these read the fields SIGCHLD and waitid fill in.
 pid_t voipd_siginfo_pid(const siginfo_t *info);
