@@ -136,7 +136,7 @@ enum TransferBenchmark {
             print("""
             {"megabytes":\(options.megabytes),"runs":\(options.runs),"curlMBps":\(format(curlRate)),"curlFlushedMBps":\(format(curlFlushedRate)),\
             "agentMBps":\(format(agentRate)),"ratio":\(format(ratio, 3)),"ratioFlushed":\(format(ratioFlushed, 3)),\
-            "agentCPUsPerGB":\(format(agentCPU, 3)),"serviceCPUsPerGB":\(format(serviceCPU, 3)),"curlCPUsPerGB":\(format(curlCPU, 3)),\
+            "agentCPUsPerGiB":\(format(agentCPU, 3)),"serviceCPUsPerGiB":\(format(serviceCPU, 3)),"curlCPUsPerGiB":\(format(curlCPU, 3)),\
             "agentPeakRSSKiB":\(agentPeakKiB),"target":0.9,"meetsTarget":\(meets)}
             """)
             return
