@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import VoipdSystem
 import VoipdVocabulary
@@ -51,8 +52,9 @@ final class NginxUnderTest {
 
     deinit {
         stop()
-        for name in ["nginx.conf", "logs/nginx.pid", "logs/error.log"] { unlink(directory.path + "/" + name) }
-        for sub in ["logs", "tmp", "www"] { rmdir(directory.path + "/" + sub) }
+        // nginx makes directories of its own under tmp/; TemporaryDirectory removes files only.
+        for sub in ["logs", "tmp", "www"] { try? FileManager.default.removeItem(atPath: directory.path + "/" + sub) }
+        unlink(directory.path + "/nginx.conf")
     }
 
     func stop() {
