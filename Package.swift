@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "SIP"),
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
-        .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdVocabulary"]),
+        .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdVocabulary", "VoipdSystem"]),
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
         .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "CVoipd"]),

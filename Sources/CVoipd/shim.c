@@ -40,6 +40,14 @@ struct cmsghdr *voipd_cmsg_nxthdr(struct msghdr *message, struct cmsghdr *header
 unsigned char *voipd_cmsg_data(struct cmsghdr *header) { return CMSG_DATA(header); }
 
 int voipd_ioctl_int(int fd, unsigned long request, int *value) { return ioctl(fd, request, value); }
+int voipd_terminal_size(int fd, unsigned short *rows, unsigned short *columns)
+{
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) < 0) return -1;
+    *rows = size.ws_row;
+    *columns = size.ws_col;
+    return 0;
+}
 int voipd_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
 int voipd_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
 int voipd_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }

@@ -31,3 +31,18 @@ public struct SignalFd: ~Copyable {
         }
     }
 }
+
+/// Takes `signal` (caught through a ``SignalFd``) with its default action after all, as a
+/// program that caught it to clean up first should: its parent then sees it killed or stopped
+/// by that signal (a shell stops a script at ^C, or reports a job stopped by ^Z). For a
+/// signal that stops the process, returns once it is continued, with the signal blocked again
+/// for the signalfd.
+public func takeDefaultAction(of signal: CInt) {
+    Glibc.signal(signal, SIG_DFL)
+    var set = sigset_t()
+    voipd_sigset_empty(&set)
+    voipd_sigset_add(&set, signal)
+    _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    raise(signal)
+    _ = pthread_sigmask(SIG_BLOCK, &set, nil)
+}

@@ -22,6 +22,7 @@ struct Commands {
         case "memory-pressure": return try memoryPressure()
         case "events": return try eventsCommand()
         case "stats": return try statsCommand()
+        case "top": return try topCommand()
         case "upgrade": return try upgradeCommand()
         case "completion": return try completionCommand()
         default: throw UsageFailure(message: "unknown verb \(verb)")
@@ -160,6 +161,25 @@ struct Commands {
         }
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
+        return .ok
+    }
+
+    private func topCommand() throws -> ExitStatus {
+        try noMoreArguments()
+        var interval = Duration.seconds(2)
+        if let text = arguments.option("--interval") {
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 3600 else {
+                throw UsageFailure(message: "--interval needs a number of seconds from 0.1 to 3600, not \(text)", verb: verb)
+            }
+            interval = .milliseconds(Int64(seconds * 1000))
+        }
+        let live = !json && !arguments.flag("--once") && Terminal.isTerminal(STDIN_FILENO) && Terminal.isTerminal(STDOUT_FILENO)
+        let session = try TopSession(socketPath: socketPath)
+        guard live else {
+            write(json ? Output.json(TopSnapshot(session.snapshot)) : TopScreen.table(session.snapshot))
+            return .ok
+        }
+        if let signal = try session.runLive(interval: interval) { takeDefaultAction(of: signal) }
         return .ok
     }
 

@@ -150,6 +150,19 @@ enum VerbTable {
             move("kill", "force quit: SIGKILL, no event"),
             move("reclaim", "reclaim a suspended app's sockets"),
             move("forget", "drop a dead app, close its sockets"),
+            VerbSpec(name: "top", section: .apps, options: [
+                OptionSpec("--interval", value: ("SECONDS", .text), "how often CPU and memory are read again (default 2)"),
+                OptionSpec("--once", "print the table once, even on a terminal"),
+            ], summary: "a live view of every app, like top(1)",
+            details: """
+            On a terminal, a full-screen view of every app (state, time in it, held
+            sockets, wakes, CPU, memory, last transition) under voipd's own figures,
+            redrawn when a transition arrives, and every --interval for CPU and memory.
+            Keys: ↑ ↓ (or k j) select, < > sort by another column, r reverse the order,
+            b background, f foreground, t terminate (asks first), q quit. Not on a
+            terminal, or with --once or --json, it prints the table once (CPU% over
+            each process's life, as ps shows it).
+            """),
             VerbSpec(name: "lock", section: .system, summary: "lock the screen (reclaims sockets)"),
             VerbSpec(name: "unlock", section: .system, summary: "unlock the screen"),
             VerbSpec(name: "memory-pressure", section: .system, options: [

@@ -52,6 +52,8 @@ unsigned char *voipd_cmsg_data(struct cmsghdr *header);
 
 // Variadic functions Swift cannot call.
 int voipd_ioctl_int(int fd, unsigned long request, int *value);
+/// The terminal's size in character cells (`ioctl(TIOCGWINSZ)`).
+int voipd_terminal_size(int fd, unsigned short *rows, unsigned short *columns);
 int voipd_fcntl_getfl(int fd);
 int voipd_fcntl_setfl(int fd, int flags);
 int voipd_open(const char *path, int flags, mode_t mode);
