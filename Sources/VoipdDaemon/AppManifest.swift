@@ -87,13 +87,7 @@ public enum ManifestCatalog {
     }
 
     public static func resolve(path: String, socketQuota: Int) throws(ConfigurationError) -> ResolvedManifest {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ConfigurationError(file: path, "cannot read it: \((error as NSError).localizedDescription)")
-        }
-        let manifest = try ConfigurationFile.decode(data, file: path, as: AppManifest.self, keys: AppManifest.keys)
+        let manifest = try ConfigurationFile.decode(ConfigurationFile.read(path), file: path, as: AppManifest.self, keys: AppManifest.keys)
         func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: path, key: key, message) }
         let fileName = String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
         let name = manifest.name ?? fileName

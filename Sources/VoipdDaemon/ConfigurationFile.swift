@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
+import VoipdSystem
 
 /// An error in the configuration (file, flag or manifest), naming the key. voipd exits with
 /// 78 (EX_CONFIG) when it meets one at start, and keeps its configuration on a reload.
@@ -62,13 +63,24 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
-        let data: Data
+        try decode(read(path), file: path, as: ConfigurationFile.self, keys: keys,
+                   nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names)])
+    }
+
+    /// The largest configuration file or manifest read.
+    static let maximumFileSize = 1 << 20
+
+    /// A configuration file's or a manifest's contents. Not `Data(contentsOf:)`: this
+    /// toolchain's Foundation leaks 4 KiB on every empty file (found by Tests/Fuzz).
+    static func read(_ path: String) throws(ConfigurationError) -> Data {
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let file = try openFile(path, flags: O_RDONLY)
+            return Data(try file.readToEnd(limit: maximumFileSize))
+        } catch let error as Errno where error == .fileTooLarge {
+            throw ConfigurationError(file: path, "larger than \(maximumFileSize) bytes")
         } catch {
-            throw ConfigurationError(file: path, "cannot read it: \((error as NSError).localizedDescription)")
+            throw ConfigurationError(file: path, "cannot read it: \(error)")
         }
-        return try decode(data, file: path, as: ConfigurationFile.self, keys: keys, nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names)])
     }
 
     /// Decodes one JSON object, checking its keys first so a misspelt one is named.
@@ -137,6 +149,11 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         return result
     }
 
+    /// The largest `timeScale`: the one that makes the longest default duration
+    /// `LifecycleTimings.longest`.
+    static let largestTimeScale = LifecycleTimings.longest.seconds
+        / (LifecycleTimings.durations.map { LifecycleTimings()[keyPath: $0.keyPath].seconds }.max() ?? 1)
+
     /// The daemon's configuration, every value checked; `file` names where a bad one came from.
     public func resolve(environment: [String: String], file: String?) throws(ConfigurationError) -> DaemonConfiguration {
         func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: file, key: key, message) }
@@ -145,11 +162,14 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         }
         guard path.hasPrefix("/"), path.utf8.count < 108 else { throw fail("socket", "must be an absolute path shorter than 108 bytes, not \(path)") }
         let scale = timeScale ?? 1
-        guard scale > 0, scale.isFinite else { throw fail("timeScale", "must be a positive number, not \(scale)") }
+        // Checked before scaling: a Duration multiplied past its range traps (found by Tests/Fuzz).
+        guard scale > 0, scale <= Self.largestTimeScale else {
+            throw fail("timeScale", "must be more than 0 and at most \(Int(Self.largestTimeScale)), not \(scale)")
+        }
         var lifecycle = LifecycleTimings().scaled(by: scale)
         for (name, seconds) in (timings ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let updated = lifecycle.setting(name, seconds: seconds) else {
-                throw fail("timings.\(name)", LifecycleTimings.names.contains(name) ? "must be a number of seconds ≥ 0, not \(seconds)" : "unknown duration")
+                throw fail("timings.\(name)", LifecycleTimings.names.contains(name) ? "must be a number of seconds from 0 to \(Int(LifecycleTimings.longest.seconds)) (a year), not \(seconds)" : "unknown duration")
             }
             lifecycle = updated
         }

@@ -37,17 +37,10 @@ extension Daemon {
         defer { frame.descriptors.closeAll() }
         client.lastRequestAt = now
         do {
-            guard frame.type.isRequest else {
-                throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
-            }
-            guard !frame.descriptorsLost else {
+            // Checked before the descriptor counts that ClientRequest checks: the ones that
+            // arrived are fewer than were sent, and not through the client's fault.
+            if frame.descriptorsLost && frame.type.isRequest {
                 throw ProtocolError(.outOfResources, "voipd is out of descriptors and could not take the ones sent with \(frame.type); try again later")
-            }
-            guard frame.descriptors.count <= frame.type.maximumDescriptorsFromClient else {
-                throw ProtocolError(.tooManyDescriptors, "\(frame.type) carries at most \(frame.type.maximumDescriptorsFromClient) descriptors, \(frame.descriptors.count) arrived; all were closed")
-            }
-            guard frame.descriptors.count >= frame.type.minimumDescriptorsFromClient else {
-                throw ProtocolError(.badRequest, "\(frame.type) must carry \(frame.type.minimumDescriptorsFromClient) descriptor, none arrived")
             }
             try handleRequest(frame, id: requestID, from: client)
         } catch let error as ProtocolError {
@@ -61,25 +54,23 @@ extension Daemon {
     }
 
     private func handleRequest(_ frame: IncomingFrame, id: UInt64, from client: ClientConnection) throws {
-        switch frame.type {
-        case .hello: try hello(codec.decode(HelloRequest.self, from: frame.body), from: client)
-        case .registerSocket: try registerSocket(codec.decode(SocketNameRequest.self, from: frame.body), descriptors: frame.descriptors, from: client)
-        case .unregisterSocket: try unregisterSocket(codec.decode(SocketNameRequest.self, from: frame.body), from: client)
-        case .retrieveSocket: try retrieveSocket(codec.decode(SocketNameRequest.self, from: frame.body), from: client)
-        case .acknowledge: try acknowledge(codec.decode(AcknowledgeMessage.self, from: frame.body), from: client)
-        case .beginBackgroundTask: try beginBackgroundTask(codec.decode(BeginBackgroundTaskRequest.self, from: frame.body), from: client)
-        case .endBackgroundTask: try endBackgroundTask(codec.decode(EndBackgroundTaskRequest.self, from: frame.body), from: client)
-        case .setKeepAliveTimeout: try setKeepAlive(codec.decode(SetKeepAliveRequest.self, from: frame.body), from: client)
-        case .launch: try launch(codec.decode(LaunchRequest.self, from: frame.body), descriptors: frame.descriptors, from: client)
-        case .status: try status(codec.decode(AppQueryRequest.self, from: frame.body), from: client)
-        case .sockets: try sockets(codec.decode(AppQueryRequest.self, from: frame.body), from: client)
-        case .appCommand: try appCommand(codec.decode(AppCommandRequest.self, from: frame.body), from: client)
-        case .systemCommand: try systemCommand(codec.decode(SystemCommandRequest.self, from: frame.body), from: client)
-        case .events: try eventsRequest(codec.decode(EventsRequest.self, from: frame.body), from: client)
+        switch try ClientRequest(type: frame.type, body: frame.body, descriptorCount: frame.descriptors.count, codec: codec) {
+        case .hello(let request): try hello(request, from: client)
+        case .registerSocket(let request): try registerSocket(request, descriptors: frame.descriptors, from: client)
+        case .unregisterSocket(let request): try unregisterSocket(request, from: client)
+        case .retrieveSocket(let request): try retrieveSocket(request, from: client)
+        case .acknowledge(let message): try acknowledge(message, from: client)
+        case .beginBackgroundTask(let request): try beginBackgroundTask(request, from: client)
+        case .endBackgroundTask(let request): try endBackgroundTask(request, from: client)
+        case .setKeepAliveTimeout(let request): try setKeepAlive(request, from: client)
+        case .launch(let request): try launch(request, descriptors: frame.descriptors, from: client)
+        case .status(let request): try status(request, from: client)
+        case .sockets(let request): try sockets(request, from: client)
+        case .appCommand(let request): try appCommand(request, from: client)
+        case .systemCommand(let request): try systemCommand(request, from: client)
+        case .events(let request): try eventsRequest(request, from: client)
         case .stats: reply(id, StatsResult(prometheus: prometheusText()), to: client)
-        case .upgrade: try upgradeRequest(codec.decode(EmptyRequest.self, from: frame.body), from: client)
-        case .reply, .event, .transition:
-            throw ProtocolError(.unknownType, "\(frame.type) is sent by voipd, not to it")
+        case .upgrade(let request): try upgradeRequest(request, from: client)
         }
     }
 

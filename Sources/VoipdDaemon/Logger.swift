@@ -32,16 +32,49 @@ public struct Logger: Sendable {
     public func log(_ priority: LogLevel, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
         guard priority <= level else { return }
         let (admitted, summaries) = limiter.admit(file: file, line: line)
-        for summary in summaries { write("<\(LogLevel.notice.rawValue)>" + summary) }
-        if admitted { write("<\(priority.rawValue)>" + message()) }
+        for summary in summaries { write(.notice, summary) }
+        if admitted { write(priority, message()) }
     }
 
-    private func write(_ text: String) {
-        var line = text
-        line.append("\n")
+    private func write(_ priority: LogLevel, _ message: String) {
         // One write(2) per line: lines from several processes sharing stderr never interleave.
-        var bytes = Array(line.utf8)
+        var bytes = Self.line(priority, message)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The line ``log(_:_:file:line:)`` writes for `message`: the priority prefix, the message
+    /// with its control characters escaped (`\n`, `\x1b`, `\u{85}`), and one newline.
+    /// Messages quote what clients send (names, values a decoder refused); escaped, a
+    /// client's newline cannot start a line of its own with a priority of its choosing, nor
+    /// its escape sequences reach a terminal.
+    public static func line(_ priority: LogLevel, _ message: String) -> [UInt8] {
+        var line = Array("<\(priority.rawValue)>".utf8)
+        line.reserveCapacity(line.count + message.utf8.count + 1)
+        // Nothing to escape unless a byte is a C0 control, DEL, or leads a C1 control (0xc2)
+        // or a separator (0xe2).
+        guard message.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == 0xc2 || $0 == 0xe2 }) else {
+            line.append(contentsOf: message.utf8)
+            line.append(UInt8(ascii: "\n"))
+            return line
+        }
+        for scalar in message.unicodeScalars {
+            switch scalar.value {
+            case 0x0a: line.append(contentsOf: #"\n"#.utf8)
+            case 0x0d: line.append(contentsOf: #"\r"#.utf8)
+            case 0x09: line.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20, 0x7f: line.append(contentsOf: "\\x\(hex(scalar.value))".utf8)
+            // C1 controls (NEL, CSI…) and the Unicode line and paragraph separators.
+            case 0x80...0x9f, 0x2028, 0x2029: line.append(contentsOf: "\\u{\(hex(scalar.value))}".utf8)
+            default: line.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        line.append(UInt8(ascii: "\n"))
+        return line
+    }
+
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return digits.count < 2 ? "0" + digits : digits
     }
 
     public func error(_ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) { log(.error, message(), file: file, line: line) }

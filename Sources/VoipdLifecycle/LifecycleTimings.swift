@@ -37,6 +37,10 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
 
     public init() {}
 
+    /// The longest duration a configuration may give, a year: longer is a mistake, and a
+    /// `Duration` made from an unbounded number of seconds traps.
+    public static let longest: Duration = .seconds(365 * 24 * 3600)
+
     /// Every duration multiplied by `factor` (e.g. 0.01 in tests).
     public func scaled(by factor: Double) -> LifecycleTimings {
         var t = self
@@ -65,10 +69,10 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     /// The names ``setting(_:seconds:)`` accepts.
     public static var names: [String] { durations.map(\.name) + ["reclaimAfterSuspension"] }
 
-    /// A copy with the duration `name` set to `seconds` (nil when there is no such name).
-    /// `reclaimAfterSuspension` takes 0 for "never".
+    /// A copy with the duration `name` set to `seconds` (nil when there is no such name, or
+    /// `seconds` is not from 0 to ``longest``). `reclaimAfterSuspension` takes 0 for "never".
     public func setting(_ name: String, seconds: Double) -> LifecycleTimings? {
-        guard seconds >= 0, seconds.isFinite else { return nil }
+        guard seconds >= 0, seconds <= Self.longest.seconds else { return nil }
         var copy = self
         if name == "reclaimAfterSuspension" {
             copy.reclaimAfterSuspension = seconds == 0 ? nil : .seconds(seconds)

@@ -43,6 +43,11 @@ public enum Frame {
         if length > maximumSize {
             throw ProtocolError(.frameTooLarge, "packet of \(length) bytes exceeds the maximum of \(maximumSize)")
         }
+        // A reader with a buffer smaller than the maximum sees a consistent prefix of a longer
+        // packet: only the real length tells, whatever the buffer.
+        guard length == bytes.count else {
+            throw ProtocolError(.truncatedFrame, "packet of \(length) bytes was cut to \(bytes.count) when read")
+        }
         guard bytes.count >= headerSize else {
             throw ProtocolError(.truncatedFrame, "packet of \(bytes.count) bytes is shorter than the \(headerSize)-byte header")
         }

@@ -25,6 +25,7 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let wouldBlock = Errno(EAGAIN)
     public static let noSuchProcess = Errno(ESRCH)
     public static let brokenPipe = Errno(EPIPE)
+    public static let fileTooLarge = Errno(EFBIG)
 }
 
 /// Runs a system call, retrying it while it fails with EINTR; a result of -1 becomes a

@@ -62,6 +62,17 @@ public struct FileDescriptor: ~Copyable {
         return buffer
     }
 
+    /// Reads to the end of the file; a file longer than `limit` bytes is `EFBIG`.
+    public borrowing func readToEnd(limit: Int) throws -> [UInt8] {
+        var contents: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: 65536)
+            if chunk.isEmpty { return contents }
+            guard contents.count + chunk.count <= limit else { throw Errno.fileTooLarge }
+            contents.append(contentsOf: chunk)
+        }
+    }
+
     /// Writes all of `bytes` (`write(2)`), looping over short writes.
     public borrowing func writeAll(_ bytes: some Collection<UInt8>) throws {
         let array = Array(bytes)

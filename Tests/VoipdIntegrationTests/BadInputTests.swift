@@ -98,6 +98,21 @@ struct BadInputTests {
         }
     }
 
+    /// Found by Tests/Fuzz: a refusal's message quotes the value the decoder refused, and the
+    /// log line carried the client's newline and escape sequences as they were.
+    @Test("what a client sends cannot forge a line of voipd's log")
+    func logInjection() throws {
+        try Self.withDaemon { harness in
+            let client = try RawClient(socketPath: harness.socketPath)
+            try client.request(type: 19, #"{"id":1,"verb":"x\n<0>forged by a client\u001b[2J","name":"nobody"}"#)
+            try Self.expectRefusal(client, "badRequest", closes: false)
+            let lines = harness.log.split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("<0>forged") }, "a client's newline started a line of the log")
+            #expect(lines.contains { $0.contains(#"x\n<0>forged by a client\x1b[2J"#) }, "the refusal is logged, escaped")
+            #expect(lines.allSatisfy { $0.first == "<" && !$0.utf8.contains(0x1b) })
+        }
+    }
+
     @Test("more descriptors than the message carries: every one is closed")
     func tooManyDescriptors() throws {
         try Self.withDaemon { harness in

@@ -32,6 +32,8 @@ struct FrameTests {
         #expect(Self.code(Array(good.dropLast())) == .truncatedFrame, "shorter than the declared body")
         #expect(Self.code(good + [0x20]) == .truncatedFrame, "longer than the declared body")
         #expect(Self.code(good, length: 70_000) == .frameTooLarge, "the kernel said the packet was longer")
+        // Found by Tests/Fuzz (frame): a buffer smaller than the packet read a consistent prefix.
+        #expect(Self.code(good, length: good.count + 20) == .truncatedFrame, "the kernel said the packet was longer than what was read")
         var huge = good
         huge.replaceSubrange(0..<4, with: [0xff, 0xff, 0xff, 0x00])
         #expect(Self.code(huge) == .frameTooLarge, "a header declaring more than a frame holds")

@@ -26,6 +26,19 @@ struct LifecycleTimingsTests {
         #expect(LifecycleTimings().scaled(by: 0.5).reclaimAfterSuspension == nil)
     }
 
+    @Test("a duration by name: from 0 to a year, or none")
+    func settingByName() {
+        let timings = LifecycleTimings()
+        #expect(timings.setting("wakeBudget", seconds: 12.5)?.wakeBudget == .milliseconds(12500))
+        #expect(timings.setting("reclaimAfterSuspension", seconds: 0)?.reclaimAfterSuspension == nil)
+        #expect(timings.setting("wakeBudget", seconds: 365 * 24 * 3600)?.wakeBudget == LifecycleTimings.longest)
+        // Found by Tests/Fuzz: 6e200 s trapped converting to a Duration.
+        for seconds in [-1, 365 * 24 * 3600 + 1, 6e200, .infinity, .nan] {
+            #expect(timings.setting("relaunchThrottleMaximum", seconds: seconds) == nil, "\(seconds)")
+        }
+        #expect(timings.setting("wakeBudgett", seconds: 1) == nil)
+    }
+
     @Test("the defaults are iOS's")
     func defaults() {
         let timings = LifecycleTimings()
