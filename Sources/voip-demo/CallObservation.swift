@@ -1,6 +1,10 @@
+import Foundation
+
 /// What one call showed, from every side, on the wall clock.
 struct CallObservation {
     let number: Int
+    /// The softphone's state (voipd's word) when the call was placed.
+    let stateBefore: String
     /// The caller sent its INVITE.
     let inviteSent: Double?
     /// The embedded registrar sent the INVITE on to the softphone (nil with an external one).
@@ -26,7 +30,23 @@ struct CallObservation {
         return text + ", → 180 Ringing at the caller \(WallClock.milliseconds(from: inviteSent, to: ringing))"
     }
 
-    /// Each step of the call, as time since the caller sent the INVITE.
+    /// The call in five rows: what, when after the INVITE left the caller, and the softphone.
+    var table: [(step: String, after: String, softphone: String)] {
+        func after(_ time: Double?) -> String {
+            guard let inviteSent, let time else { return "?" }
+            let milliseconds = (time - inviteSent) * 1000
+            return String(format: milliseconds < 10 ? "%.2f ms" : "%.1f ms", milliseconds)
+        }
+        return [
+            ("state before", "", stateBefore == "suspended" ? "suspended (kernel state T: stopped)" : stateBefore),
+            ("INVITE → resumed", after(resumed?.time), "resumed by voipd: the INVITE is data on its held socket"),
+            ("→ 180 Ringing", after(ringing), "ringing (the caller has the 180)"),
+            ("→ 200 OK", after(answered), "answered (the caller has the 200)"),
+            ("state after", after(suspendedAgain?.time), suspendedAgain.map { _ in "suspended again, the call over" } ?? "?"),
+        ]
+    }
+
+    /// Each step of the call, as time since the caller sent the INVITE (--verbose).
     var steps: [String] {
         guard let inviteSent else { return [] }
         let steps: [(Double?, String)] = [

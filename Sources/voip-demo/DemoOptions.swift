@@ -1,27 +1,38 @@
 /// The demo's command line.
 struct DemoOptions {
     static let usage = """
-    usage: voip-demo [--registrar HOST:PORT] [--time-scale FACTOR] [--user NAME] [--keep]
+    usage: voip-demo [--verbose] [--time-scale FACTOR] [--registrar HOST:PORT] [--user NAME] [--keep]
 
-    Starts voipd, a SIP registrar/proxy on loopback and the softphone under supervision;
-    backgrounds the softphone until it is suspended, calls it (the wake, the ring, the
-    answer), locks the screen (its ordinary socket is reclaimed, its SIP connection kept),
-    calls it again, and prints a timeline with the wake latency. Exits 0 on success, 1 with
-    the reason on any failure; every process it started is stopped either way.
+    Shows what voipd is for. It starts voipd, a SIP registrar on loopback and a softphone
+    under voipd. voipd suspends the softphone in the background (SIGSTOP: no CPU, no
+    wake-ups) and holds its SIP connection; a call arrives on it, and voipd resumes the
+    softphone in time to ring and answer. A screen lock in between reclaims its other
+    connection and keeps that one. It prints, for each call, what happened and when; a
+    picture of the softphone's states over time; and its CPU time and wake-ups over the same
+    idle second, running and suspended. Every process it starts is stopped at the end.
+    Exit status: 0 when everything was shown, 1 with the reason otherwise.
 
-      --registrar HOST:PORT  use this SIP server (e.g. Kamailio with Deploy/kamailio/) instead
-                             of the embedded registrar; it must reach a user over the TCP
-                             connection of its REGISTER
-      --time-scale FACTOR    voipd's --time-scale (default 0.2: a call gets 6 s of
-                             background time instead of 30)
+      --verbose              every step as it happens, then the full timeline (milliseconds)
+      --time-scale FACTOR    multiply every duration of voipd's lifecycle by FACTOR, more than 0
+                             and at most 1 (default 0.2). voipd keeps iOS's durations: 30 s of
+                             background time after a wake, 180 s for a background task, 5 to
+                             10 s for an app to answer an event. At 0.2 they are 5 times shorter
+                             (a wake gets 6 s, not 30), so the demo takes seconds; 1 is real
+                             time. The wake itself involves no timer: its latency is real.
+      --registrar HOST:PORT  use this SIP server instead of the embedded one, such as Kamailio
+                             (Deploy/kamailio/run-kamailio.sh); it must reach a user over the
+                             TCP connection of its REGISTER
       --user NAME            the softphone's user (default alice)
       --keep                 keep the working directory (voipd's log) afterwards
+
+    Colour on a terminal, unless NO_COLOR is set.
     """
 
     var registrar: (host: String, port: UInt16)?
     var timeScale = 0.2
     var user = "alice"
     var keepDirectory = false
+    var verbose = false
     var showHelp = false
 
     init(parsing arguments: [String]) throws(DemoFailure) {
@@ -41,11 +52,12 @@ struct DemoOptions {
             case "--time-scale":
                 let text = try value(argument)
                 guard let factor = Double(text), factor > 0, factor <= 1 else {
-                    throw DemoFailure("--time-scale needs a number in (0, 1], not \(text)")
+                    throw DemoFailure("--time-scale needs a number more than 0 and at most 1, not \(text)")
                 }
                 timeScale = factor
             case "--user": user = try value(argument)
             case "--keep": keepDirectory = true
+            case "-v", "--verbose": verbose = true
             case "-h", "--help": showHelp = true
             default: throw DemoFailure("unknown argument \(argument)")
             }

@@ -47,10 +47,12 @@ extension DemoRun {
         guard let voipd, let presence else { return }
         step("Launch the softphone under voipd, in the foreground")
         let arguments = [try Executables.path("softphone"), "--registrar", sipAddress, "--user", options.user,
-                         "--presence", "127.0.0.1:\(presence.port)", "--answer-after", "0.3"]
+                         "--presence", "127.0.0.1:\(presence.port)", "--presence-interval", "\(Self.presenceInterval)",
+                         "--answer-after", "0.3"]
         let pipe = try makePipe()
         let readEnd = pipe.first
         let writeEnd = pipe.second
+        launchedAt = WallClock.now
         let status = try voipd.control.launch(arguments, name: Self.appName, output: writeEnd.rawValue)
         // voipd has its own copy now; ours would only keep the pipe from ever ending.
         try writeEnd.close()
@@ -68,12 +70,26 @@ extension DemoRun {
         registerConnection = tap?.connections(receiving: .register).first
         for line in log.lines(containing: "sip: connected to") + log.lines(containing: "sip: registered for") { say("softphone: \(line.text)") }
         say("presence server: connection 1 open, HELLO received")
+
+        step("Measure the softphone running, with nothing to do, for \(Self.seconds(Self.idleWindow))")
+        let cost = try IdleCost.measure(pid, for: Self.idleWindow, on: pump)
+        running = cost
+        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        String(format: "%.2f ms", duration.seconds * 1000)
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        String(format: "%.3g s", duration.seconds)
     }
 
     private func suspendSoftphone() throws {
         guard let voipd, let feed, let softphone else { return }
         step("Move the softphone to the background until voipd suspends it")
         let since = WallClock.now
+        backgroundedAt = since
         try voipd.control.command(.background, Self.appName)
         say("voipctl background \(Self.appName)")
         try pump.waitUntil("the softphone is suspended", timeout: .seconds(15)) {
@@ -88,12 +104,19 @@ extension DemoRun {
         say("softphone listening sockets: none (from /proc): a call can only come over its own connection")
         let held = try voipd.control.sockets(Self.appName)
         say("voipd holds its VoIP socket(s): \(held.map { "\($0.name) (\($0.kind), watched: \($0.watching ? "yes" : "no"))" }.joined(separator: ", "))")
+
+        step("Measure the softphone suspended, for \(Self.seconds(Self.idleWindow)) too")
+        let cost = try IdleCost.measure(softphone.pid, for: Self.idleWindow, on: pump)
+        try expectStopped(softphone, "all along")
+        suspended = cost
+        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
     }
 
     func call(_ number: Int) throws -> CallObservation {
         guard let feed, let softphone, let log = softphoneLog else { throw DemoFailure("nothing to call") }
         step(number == 1 ? "Call the suspended softphone" : "Call it again")
         try expectStopped(softphone, "before the call")
+        let before = try voipd?.control.app(Self.appName).state.rawValue ?? "?"
         let since = WallClock.now
         let output = try runCaller(number)
         try pump.waitUntil("voipd has resumed the softphone for call \(number)", timeout: .seconds(5)) {
@@ -105,6 +128,7 @@ extension DemoRun {
         }
         let observation = CallObservation(
             number: number,
+            stateBefore: before,
             inviteSent: output.lines(containing: "call: sent INVITE").first?.time,
             inviteForwarded: tap?.sent(.invite, since: since).first { $0.event.connection == registerConnection },
             resumed: resumed,
@@ -137,6 +161,7 @@ extension DemoRun {
         try pump.waitUntil("caller \(number) has finished", timeout: .seconds(30)) { output.ended }
         let status = try caller.waitForExit(timeout: .seconds(5))
         self.caller = nil
+        callersEnded.append((caller.pid, "\(status)"))
         pump.remove(output)
         for line in output.lines where line.text.contains("received") || line.text.contains("sent INVITE") || line.text.contains("sent BYE") {
             say("caller: \(line.text)")
@@ -165,12 +190,14 @@ extension DemoRun {
     private func lockScreen() throws {
         guard let voipd, let presence, let softphone else { return }
         step("Lock the screen while the softphone is suspended")
+        lockedAt = WallClock.now
         try voipd.control.system(.lock)
         say("voipctl lock")
         try pump.waitUntil("the presence server sees the softphone's ordinary connection end", timeout: .seconds(10)) {
             presence.hasClosed(1)
         }
         let status = try voipd.control.app(Self.appName)
+        reclaimedSockets = status.reclaimedSockets
         say("voipd reclaimed \(status.reclaimedSockets) ordinary socket(s): the presence server saw connection 1 end")
         try expectStopped(softphone, "after the lock")
         let held = try voipd.control.sockets(Self.appName)
@@ -199,7 +226,7 @@ extension DemoRun {
         guard connections == 1, losses == 0 else {
             throw DemoFailure("the SIP connection did not last: \(connections) connections, \(losses) lost")
         }
-        let registers = log.lines(containing: "sip: sent REGISTER").count
+        registers = log.lines(containing: "sip: sent REGISTER").count
         say("softphone: one SIP connection all along, never lost; \(registers) REGISTER; both calls came over it")
     }
 

@@ -6,11 +6,18 @@ import VoipdSystem
 
 /// One run of the demo: the processes and servers it started, what each of them said, and
 /// the steps (in DemoRun+Steps.swift). Whatever happens, ``run()`` stops everything it
-/// started, by pid.
+/// started, by pid, then reports (DemoRun+Report.swift).
 final class DemoRun {
     static let appName = "softphone"
+    /// How long the softphone's cost is measured, running and then suspended.
+    static let idleWindow: Duration = .seconds(1)
+    /// How often the softphone polls its presence server while in the foreground: the
+    /// periodic work of a running app, which a suspended one does not do.
+    static let presenceInterval = 0.2
 
     let options: DemoOptions
+    let console: Console
+    var palette: Palette { console.palette }
     let startTime = WallClock.now
     let pump = EventPump()
     var directory = ""
@@ -32,13 +39,28 @@ final class DemoRun {
     /// The embedded registrar's number for the softphone's REGISTER connection.
     var registerConnection: Int?
 
+    // What the report says, as the steps found it.
+    var launchedAt: Double?
+    var backgroundedAt: Double?
+    var lockedAt: Double?
+    var reclaimedSockets = 0
+    var running: IdleCost?
+    var suspended: IdleCost?
+    var registers = 0
+    var stepsEndedAt: Double?
+    /// How the processes the demo started ended.
+    var voipdEnded: String?
+    var softphoneEnded: String?
+    var callersEnded: [(pid: pid_t, status: String)] = []
+
     init(options: DemoOptions) {
         self.options = options
+        console = Console(palette: .forStandardOutput(), showsProgress: !options.verbose)
     }
 
     /// Runs every step; the exit status (0: everything shown, 1: a failure, said why).
     func run() -> Int32 {
-        print("voip-demo: a softphone suspended by voipd, woken by an INVITE on its VoIP socket")
+        console.line(palette.bold("voip-demo") + ": voipd suspends a softphone in the background and wakes it for a call")
         var failure: Error?
         do {
             try prepareDirectory()
@@ -46,30 +68,42 @@ final class DemoRun {
         } catch {
             failure = error
         }
+        stepsEndedAt = WallClock.now
         let voipdLog = voipd?.logTail ?? ""
         step("Stop every process the demo started, by pid")
         stopEverything()
-        printTimeline()
+        if options.verbose || failure != nil { printTimeline() }
         if let failure {
-            print("\nvoip-demo: FAILED: \(failure)")
-            if !voipdLog.isEmpty { print("voipd's log (last lines):\n\(voipdLog)") }
+            console.line()
+            console.line(palette.red(palette.bold("voip-demo: FAILED: ")) + "\(failure)")
+            if !voipdLog.isEmpty {
+                console.line("voipd's log (last lines):")
+                for line in voipdLog.split(separator: "\n", omittingEmptySubsequences: false) { console.line(String(line)) }
+            }
+            printStopped()
             removeDirectory()
             return 1
         }
-        printSummary()
+        printReport()
         removeDirectory()
         return 0
     }
 
-    /// A step's title, printed now and kept for the timeline.
+    /// A step's title: printed now with --verbose, else shown as progress on a terminal;
+    /// kept for the timeline.
     func step(_ title: String) {
-        print("\n== \(title)")
+        if options.verbose {
+            console.line()
+            console.line(palette.bold("== \(title)"))
+        } else {
+            console.progress(title + "…")
+        }
         notes.append(LoggedLine(time: WallClock.now, text: "== \(title)"))
     }
 
-    /// A line under the current step.
+    /// A line under the current step (--verbose only).
     func say(_ text: String) {
-        print("   \(text)")
+        if options.verbose { console.line("   \(text)") }
     }
 
     var sipAddress: String { "\(registrarHost):\(registrarPort)" }
@@ -97,13 +131,18 @@ final class DemoRun {
                 feed.first(Self.appName, to: "terminated", since: killedAt) != nil
             }
         }
-        if let softphone { say("softphone pid \(softphone.pid): killed, \(softphone.isAlive ? "still running" : "gone")") }
+        if let softphone {
+            softphoneEnded = softphone.isAlive ? "still running" : "killed"
+            say("softphone pid \(softphone.pid): killed, \(softphone.isAlive ? "still running" : "gone")")
+        }
         if let caller {
             caller.stop(grace: .zero)
+            callersEnded.append((caller.pid, caller.status.map { "\($0)" } ?? "still running"))
             say("caller pid \(caller.pid): \(caller.status.map { "\($0)" } ?? "still running")")
         }
         if let voipd {
             voipd.stop()
+            voipdEnded = voipd.process.status.map { "\($0)" } ?? "still running"
             say("voipd pid \(voipd.process.pid): \(voipd.process.status.map { "\($0)" } ?? "still running")")
         }
         registrar?.stop()
@@ -114,7 +153,7 @@ final class DemoRun {
     private func removeDirectory() {
         guard !directory.isEmpty else { return }
         if options.keepDirectory {
-            print("voip-demo: kept \(directory)")
+            console.line("voip-demo: kept \(directory)")
         } else {
             try? FileManager.default.removeItem(atPath: directory)
         }

@@ -36,6 +36,12 @@ final class EventPump {
         }
     }
 
+    /// Handles events for `duration`, whatever they are.
+    func run(for duration: Duration) throws {
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end { try pumpOnce(until: end) }
+    }
+
     private func pumpOnce(until deadline: ContinuousClock.Instant) throws {
         let watched = sources.flatMap { source in source.descriptors.map { (source, $0) } }
         var descriptors = watched.map { pollfd(fd: $0.1, events: Int16(POLLIN), revents: 0) }

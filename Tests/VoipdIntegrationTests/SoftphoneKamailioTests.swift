@@ -51,6 +51,7 @@ struct SoftphoneKamailioTests {
         let kamailio = try KamailioServer()
         defer { kamailio.stop() }
         let output = try SoftphoneDemoTests.runDemo(["--registrar", "127.0.0.1:\(kamailio.port)"])
-        #expect(output.contains("registrar: 127.0.0.1:\(kamailio.port), external"))
+        #expect(output.contains("\n  registrar  127.0.0.1:\(kamailio.port) (--registrar)\n"))
+        try SoftphoneDemoTests.checkReport(output, embeddedRegistrar: false)
     }
 }

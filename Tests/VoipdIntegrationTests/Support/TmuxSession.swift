@@ -48,9 +48,11 @@ final class TmuxSession {
         try Self.check(runCommand([Self.binary, "-S", socket] + arguments), arguments.first ?? "")
     }
 
-    /// The screen's lines, as text (`attributes`: with their SGR sequences).
-    func screen(attributes: Bool = false) throws -> [String] {
-        let text = try Self.check(runCommand([Self.binary, "-S", socket, "capture-pane", "-p"] + (attributes ? ["-e"] : [])), "capture-pane")
+    /// The screen's lines, as text (`attributes`: with their SGR sequences; `history`: and
+    /// the lines scrolled off it before).
+    func screen(attributes: Bool = false, history: Bool = false) throws -> [String] {
+        let flags = (attributes ? ["-e"] : []) + (history ? ["-S", "-"] : [])
+        let text = try Self.check(runCommand([Self.binary, "-S", socket, "capture-pane", "-p"] + flags), "capture-pane")
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
