@@ -11,6 +11,8 @@ extension Daemon {
         guard events.contains(.readable) || events.contains(.hangup) || events.contains(.error) else { return }
         // A bounded batch per wake-up, so one busy client cannot starve the others.
         for _ in 0..<32 {
+            // A wake first: a call must not wait behind a flood of requests.
+            serveHeldSockets()
             guard clients[client.id] != nil, !client.closing else { return }
             let received: Received
             do {

@@ -190,6 +190,17 @@ public final class Daemon {
         case .client(let id): if let client = clients[id] { serviceClient(client, events) }
         case .heldSocket(let id): if let socket = registry.socket(id: id) { heldSocketEvent(socket, events) }
         case .process(let name): if let app = apps[name] { processEvent(app) }
+        case .urgent: serveHeldSockets()
+        }
+    }
+
+    /// Serves held sockets that are ready now, before anything else: called when the set of
+    /// held sockets is ready and before each control request (a wake must not wait for them).
+    func serveHeldSockets() {
+        loop.takeUrgent { source, events in
+            guard case .heldSocket(let id) = source, let socket = registry.socket(id: id) else { return }
+            heldSocketEvent(socket, events)
+            drainDeferredInputs()
         }
     }
 

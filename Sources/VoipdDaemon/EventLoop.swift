@@ -9,35 +9,68 @@ enum EventSource {
     case client(UInt64)
     case heldSocket(UInt64)
     case process(String)
+    /// The set of held sockets (``EventLoop/urgent``) has something ready.
+    case urgent
 }
 
 /// The epoll set and what each registration stands for. Every registration gets a token
 /// that is never reused, so an event for a registration removed earlier in the same batch
 /// is recognised and dropped.
+///
+/// Held sockets are in a second epoll set, `urgent`, itself in the main one: their
+/// readiness (a call coming in for a suspended app) can be taken on its own, at the start
+/// of a turn and between two control requests, so a flood of requests on the control
+/// socket does not queue a wake behind it.
 final class EventLoop {
     let epoll: Epoll
+    let urgent: Epoll
     private var sources: [UInt64: EventSource] = [:]
+    private var urgentTokens: Set<UInt64> = []
     private var nextToken: UInt64 = 1
 
-    init() throws { epoll = try Epoll() }
+    init() throws {
+        epoll = try Epoll()
+        urgent = try Epoll(maxEventsPerWait: 64)
+        _ = try register(urgent.descriptor.rawValue, .readable, .urgent)
+    }
 
     func register(_ fd: CInt, _ events: EpollEvents, _ source: EventSource) throws -> UInt64 {
         let token = nextToken
         nextToken += 1
-        try epoll.add(fd, events: events, token: token)
+        if case .heldSocket = source {
+            try urgent.add(fd, events: events, token: token)
+            urgentTokens.insert(token)
+        } else {
+            try epoll.add(fd, events: events, token: token)
+        }
         sources[token] = source
         return token
     }
 
     func modify(_ fd: CInt, _ events: EpollEvents, token: UInt64) throws {
-        try epoll.modify(fd, events: events, token: token)
+        if urgentTokens.contains(token) {
+            try urgent.modify(fd, events: events, token: token)
+        } else {
+            try epoll.modify(fd, events: events, token: token)
+        }
     }
 
     /// Removes a registration; the descriptor itself is closed by its owner afterwards.
     func deregister(_ fd: CInt, token: UInt64) {
         sources[token] = nil
-        try? epoll.remove(fd)
+        if urgentTokens.remove(token) != nil {
+            try? urgent.remove(fd)
+        } else {
+            try? epoll.remove(fd)
+        }
     }
 
     func source(for token: UInt64) -> EventSource? { sources[token] }
+
+    /// Takes what is ready in the urgent set now, without waiting (`epoll_wait` with 0).
+    func takeUrgent(_ body: (EventSource, EpollEvents) -> Void) {
+        try? urgent.wait(timeoutMilliseconds: 0) { readiness in
+            if let source = sources[readiness.token] { body(source, readiness.events) }
+        }
+    }
 }

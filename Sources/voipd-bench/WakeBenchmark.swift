@@ -39,7 +39,7 @@ enum WakeBenchmark {
     /// alternating runs of the floor and of the timed wakes; and the idle window if asked.
     private static func measure(apps: Int, placement: CPUPlacement, wakes: Int, idleSeconds: Int, options: WakeOptions,
                                 voipd: String, floor: WakeFloor?, directory: String) throws -> (WakeResult, IdleResult?) {
-        let result = WakeResult(apps: apps, placement: placement, wakes: wakes)
+        let result = WakeResult(apps: apps, placement: placement, wakes: wakes, controlFlood: options.controlFlood)
         // voipd inherits this thread's CPU mask, and its apps inherit voipd's.
         try pinCurrentThread(to: placement.supervisorCPU)
         let daemon = try DaemonUnderTest(binary: voipd, directory: directory)
@@ -74,7 +74,10 @@ enum WakeBenchmark {
             for _ in 0..<options.runs {
                 let figures = try floor.run(children: apps, wakes: wakes, placement: placement, seed: options.seed)
                 result.floor.append((figures["wake_total_p50"]!, figures["wake_total_p99"]!))
-                let ours = Percentiles(nanoseconds: try WakeLoop(fleet: fleet, wakes: wakes, seed: options.seed).run())
+                let flood = options.controlFlood > 0 ? ControlFlood(socketPath: daemon.socketPath, threads: options.controlFlood) : nil
+                let samples = try WakeLoop(fleet: fleet, wakes: wakes, seed: options.seed).run()
+                if let flood { result.floodRates.append(try flood.stop()) }
+                let ours = Percentiles(nanoseconds: samples)
                 result.ours.append((ours.p50, ours.p99))
             }
         }

@@ -11,11 +11,13 @@ struct WakeOptions {
     var json = false
     var shared = BenchPaths.defaultShared
     var voipd: String?
+    /// Threads flooding voipd with `status` requests while the wakes are timed (0: none).
+    var controlFlood = 0
 
     static let usage = """
     usage: voipd-bench wake [--wakes N] [--apps N,N,...] [--cpu C,C,...] [--runs N]
                             [--idle-apps N] [--idle-seconds S] [--seed S] [--json]
-                            [--shared PATH] [--voipd PATH]
+                            [--control-flood N] [--shared PATH] [--voipd PATH]
 
     Measures voipd's wake path (a peer's write to a suspended app's VoIP socket until the
     app's read returns) against the kernel's floor (SHARED/bench/wake_floor.c, built with
@@ -31,6 +33,9 @@ struct WakeOptions {
       --idle-apps N      suspended apps during the idle test (default 100)
       --idle-seconds S   length of the idle test (default 10; 0 skips it)
       --seed S           random choice of the app to wake, as the floor's -s (default 1)
+      --control-flood N  while voipd's wakes are timed, N threads each ask it for the status
+                         of every app as fast as it answers, on connections of their own
+                         (default 0: none; the floor runs without them)
       --json             one JSON object per line: one per configuration, one for the idle test
       --shared PATH      the directory holding bench/wake_floor.c (default: ../shared
                          next to the package)
@@ -81,6 +86,7 @@ struct WakeOptions {
                 let text = try value(argument)
                 guard let seed = UInt64(text) else { throw UsageError(description: "--seed needs a number, not \(text)") }
                 options.seed = seed
+            case "--control-flood": options.controlFlood = try number(argument, minimum: 0)
             case "--json": options.json = true
             case "--shared": options.shared = try value(argument)
             case "--voipd": options.voipd = try value(argument)

@@ -5,6 +5,10 @@ struct WakeResult {
     var apps: Int
     var placement: CPUPlacement
     var wakes: Int
+    /// Threads flooding voipd with `status` requests during its runs, and the requests per
+    /// second it answered them in each run.
+    var controlFlood = 0
+    var floodRates: [Double] = []
     /// (p50, p99) in microseconds, one per run.
     var ours: [(p50: Double, p99: Double)] = []
     var floor: [(p50: Double, p99: Double)] = []
@@ -23,7 +27,8 @@ struct WakeResult {
 
     var line: String {
         let runs = ours.count > 1 ? " (medians of \(ours.count) runs)" : ""
-        return "config apps=\(apps) cpu=\(placement.rawValue): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
+        let flood = controlFlood > 0 ? " flood=\(controlFlood) (\(Int(median(floodRates))) status/s)" : ""
+        return "config apps=\(apps) cpu=\(placement.rawValue)\(flood): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
             + " | floor p50 \(fixed(floorP50)) us p99 \(fixed(floorP99)) us"
             + " | ratio p50 \(fixed(ratioP50, 2)) p99 \(fixed(ratioP99, 2))\(runs)"
     }
@@ -31,6 +36,7 @@ struct WakeResult {
     var json: String {
         jsonObject([
             ("test", "\"wake\""), ("apps", "\(apps)"), ("cpu_mode", "\(placement.rawValue)"), ("wakes", "\(wakes)"),
+            ("control_flood_threads", "\(controlFlood)"), ("control_flood_status_per_s", floodRates.isEmpty ? "0" : fixed(median(floodRates), 0)),
             ("runs", "\(ours.count)"), ("p50_us", fixed(p50)), ("p99_us", fixed(p99)),
             ("floor_p50_us", fixed(floorP50)), ("floor_p99_us", fixed(floorP99)),
             ("ratio_p50", fixed(ratioP50)), ("ratio_p99", fixed(ratioP99)), ("target_met", "\(targetMet)"),

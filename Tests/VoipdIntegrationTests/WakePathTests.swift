@@ -194,4 +194,35 @@ struct WakePathTests {
         #expect(processState(app.pid) != "T")
         #expect(processState(app.pid) != nil)
     }
+
+    /// Issue 8: under a flood of control requests, wakes waited behind them. A held socket's
+    /// readiness is now served before the control requests of the same turn. Made
+    /// deterministic by stopping voipd itself: a status request arrives first, then the call;
+    /// when voipd continues, both are ready, and the status reply already sees the app woken.
+    @Test("a held socket's readiness is served before control requests that arrived first")
+    func wakeBeforeControlRequests() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try Self.suspend(harness, app)
+        let controller = try RawClient(socketPath: harness.socketPath)
+        // Accepted and watched before voipd stops (an answer proves it).
+        try controller.request(type: 17, #"{"id": 8}"#)
+        #expect(try controller.reply().ok)
+        try harness.daemon.pidfd.send(SIGSTOP)
+        defer { try? harness.daemon.pidfd.send(SIGCONT) }
+        // Stopped for sure (waitid P_PIDFD, WSTOPPED: voipd is this process's child).
+        var info = siginfo_t()
+        _ = waitid(idtype_t(rawValue: 3), id_t(harness.daemon.pidfd.descriptor.rawValue), &info, WSTOPPED)
+        #expect(processState(harness.daemon.pid) == "T")
+        try controller.request(type: 17, #"{"id": 9, "name": "phone"}"#)
+        try remote.write("INVITE")
+        try harness.daemon.pidfd.send(SIGCONT)
+        let reply = try controller.reply()
+        let apps = reply.json["result"].flatMap { ($0 as? [String: Any])?["apps"] as? [[String: Any]] } ?? []
+        #expect(apps.first?["state"] as? String == "background", "the status was served before the wake: \(reply.json)")
+        try app.expectEvent(.voipSocketReadable)
+    }
+
 }
