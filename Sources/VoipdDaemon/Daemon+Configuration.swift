@@ -14,7 +14,7 @@ extension Daemon {
         invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (Self.manifestName(file: $0), error) } }) { first, _ in first }
         // Apps already known take their manifest's policy for what comes next.
         for (name, manifest) in loaded {
-            apps[name]?.lifecycle.policy = manifest.policy
+            if let app = apps[name], app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         }
         if !loaded.isEmpty { log.info("\(loaded.count) app manifests in \(configuration.appsDirectory): \(loaded.keys.sorted().joined(separator: ", "))") }
     }
@@ -39,7 +39,7 @@ extension Daemon {
                                                    lifecycle: newLifecycle(policy: manifest.policy),
                                                    since: wallClockSeconds())
         apps[manifest.name] = app
-        app.lifecycle.policy = manifest.policy
+        if app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         app.launch = LaunchSpecification(arguments: manifest.arguments, environment: manifest.environment,
                                          workingDirectory: manifest.workingDirectory, account: manifest.account,
                                          adoptingOutput: nil, error: nil)

@@ -102,7 +102,7 @@ extension Daemon {
         let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: newLifecycle(policy: policy),
                                           since: wallClockSeconds())
         apps[name] = app
-        app.lifecycle.policy = policy
+        if app.lifecycle.policy != policy { _ = feed(app, .policyChanged(policy)) }
         app.launch = specification
         return (app, isNew)
     }

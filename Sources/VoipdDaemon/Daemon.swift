@@ -334,8 +334,7 @@ public final class Daemon {
             case .armSockets: arm(app)
             case .disarmSockets: disarm(app)
             case .startTimer(let kind, let after):
-                let tolerance = kind == .keepAlive ? configuration.timings.keepAliveTolerance : .zero
-                timers.set(.app(app.name, kind), deadline: now + after, tolerance: tolerance)
+                timers.set(.app(app.name, kind), deadline: now + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
             case .cancelTimer(let kind): timers.cancel(.app(app.name, kind))
             case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
             case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")

@@ -27,6 +27,7 @@ extension AppLifecycle {
         case .screenLocked: screenLocked(&turn)
         case .screenUnlocked: locked = false
         case .heldSocketsChanged(let count): heldSocketsChanged(count, &turn)
+        case .policyChanged(let policy): policyChanged(policy)
         case .shutdown: shutdown(&turn)
         }
     }
@@ -190,6 +191,9 @@ extension AppLifecycle {
             if phase.isAlive { running.keepAliveInterval = nil }
             return turn.emit(.cancelTimer(.keepAlive))
         }
+        // A zero period would fire again in every turn of the daemon's loop, whatever
+        // keepAliveMinimum allows (found by Tests/Fuzz).
+        guard interval > .zero else { return turn.reject("keep-alive timeout must be more than 0 s") }
         guard interval >= timings.keepAliveMinimum else {
             return turn.reject("keep-alive timeout \(interval.seconds) s is below the minimum of \(timings.keepAliveMinimum.seconds) s")
         }
@@ -233,6 +237,15 @@ extension AppLifecycle {
         if !phase.isAlive { turn.emit(relaunchesOnData ? .armSockets : .disarmSockets) }
     }
 
+    /// The settling that follows applies the new policy: an app that may no longer run in
+    /// the background is suspended now, not at whatever input comes next (found by
+    /// Tests/Fuzz: a refused request suspended it).
+    private mutating func policyChanged(_ new: AppPolicy) {
+        // A changed policy says anew whether launched processes are expected to connect.
+        if new.speaksProtocol != policy.speaksProtocol { expectsConnection = new.speaksProtocol }
+        policy = new
+    }
+
     private mutating func shutdown(_ turn: inout Turn) {
         if phase.isAlive {
             running.shuttingDown = true
@@ -265,12 +278,16 @@ extension AppLifecycle {
                   !policy.runsInBackground, !running.shuttingDown else { return }
             // The wake is over. A stopped app cannot acknowledge what it was sent: an event
             // left in flight or queued would hold back its next wake and its return to the
-            // foreground.
-            if inFlight != nil {
-                running.link = .connected(inFlight: nil)
-                turn.emit(.cancelTimer(.acknowledgement))
+            // foreground. An app that exits on suspend is not stopped and still can:
+            // willTerminate waits behind the event in flight, under the termination's overall
+            // deadline, rather than be sent while another is unanswered (found by Tests/Fuzz).
+            if !policy.exitsOnSuspend {
+                if inFlight != nil {
+                    running.link = .connected(inFlight: nil)
+                    turn.emit(.cancelTimer(.acknowledgement))
+                }
+                running.outbox.removeAll()
             }
-            running.outbox.removeAll()
             suspendNow(reason: "wake budget of \(timings.wakeBudget.seconds) s spent", &turn)
         case .taskExpirationWarning:
             guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }

@@ -17,10 +17,8 @@ import VoipdVocabulary
 public struct AppLifecycle: Sendable, Codable {
     /// The durations; a configuration reload may change them (for timers started later).
     public var timings: LifecycleTimings
-    public var policy: AppPolicy {
-        // A changed policy says anew whether launched processes are expected to connect.
-        didSet { if policy.speaksProtocol != oldValue.speaksProtocol { expectsConnection = policy.speaksProtocol } }
-    }
+    /// Replaced by ``LifecycleInput/policyChanged(_:)``.
+    public internal(set) var policy: AppPolicy
 
     var stage: Stage = .notRunning(Dormant())
     var history = History()

@@ -73,6 +73,9 @@ public enum LifecycleInput: Equatable, Sendable {
     case screenUnlocked
     /// How many VoIP sockets are held for the app now.
     case heldSocketsChanged(Int)
+    /// The app's policy was replaced: launched again with other options, or its manifest
+    /// reloaded. What it no longer allows takes effect at once.
+    case policyChanged(AppPolicy)
     /// The daemon is stopping: nothing may be left stopped.
     case shutdown
 }

@@ -83,6 +83,15 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
         return copy
     }
 
+    /// How early the daemon may fire `timer`, started to fire `after` from now, to share a
+    /// wake-up with another deadline: keep-alives by `keepAliveTolerance`, but never by half
+    /// their interval or more. A tolerance as long as the interval would let every wake-up
+    /// fire the next keep-alive at once, which starts a wake budget whose end fires the next
+    /// keep-alive at once, and so on without the clock moving (found by Tests/Fuzz).
+    public func tolerance(of timer: LifecycleTimer, after: Duration) -> Duration {
+        timer == .keepAlive ? min(keepAliveTolerance, after / 2) : .zero
+    }
+
     /// The acknowledgement deadline of an event kind; nil for the kinds governed by the
     /// wake budget instead of the watchdog.
     public func watchdog(for kind: AppEventKind) -> Duration? {

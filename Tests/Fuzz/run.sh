@@ -4,6 +4,7 @@
 #   frame      packets as recvmsg delivers them: header checks, then the body by its type
 #   message    message bodies of every type (the JSON), requests decoded as the daemon does
 #   config     the configuration file and app manifests, decoded and resolved
+#   lifecycle  the lifecycle machine fed input sequences, its invariants checked after each
 #
 #   Tests/Fuzz/run.sh TARGET SECONDS    build TARGET, fuzz it for SECONDS from its corpus
 #   Tests/Fuzz/run.sh all SECONDS       every target in turn (what CI runs)
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/../.."
 fuzz_dir=Tests/Fuzz
 harness=$fuzz_dir/Harness
 scratch=.build-fuzz
-targets=(frame message config)
+targets=(frame message config lifecycle)
 # Temporary files and directories of this run, removed however it ends.
 temporary=()
 trap 'rm -rf "${temporary[@]}"' EXIT
@@ -32,6 +33,8 @@ sources() {
     case "$1" in
         frame | message) echo "$harness/Protocol/"*.swift "$harness/$1/"*.swift ;;
         config) echo "$harness/config/"*.swift ;;
+        # The lifecycle tests' own invariant checker, compiled in rather than copied.
+        lifecycle) echo "$harness/lifecycle/"*.swift Tests/VoipdLifecycleTests/Support/Invariants.swift Tests/VoipdLifecycleTests/Support/Step.swift ;;
         *) echo "unknown target $1 (known: ${targets[*]})" >&2; exit 2 ;;
     esac
 }

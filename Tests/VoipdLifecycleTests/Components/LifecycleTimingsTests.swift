@@ -39,6 +39,19 @@ struct LifecycleTimingsTests {
         #expect(timings.setting("wakeBudgett", seconds: 1) == nil)
     }
 
+    /// Found by Tests/Fuzz: a keep-alive of 5 s with the 30 s tolerance fired with every
+    /// other timer, and a zero wake budget then resumed and suspended the app forever.
+    @Test("a keep-alive fires early by its tolerance, but never by half its interval; other timers never early")
+    func tolerance() {
+        let timings = LifecycleTimings()
+        #expect(timings.tolerance(of: .keepAlive, after: .seconds(600)) == .seconds(30))
+        #expect(timings.tolerance(of: .keepAlive, after: .seconds(5)) == .milliseconds(2500))
+        #expect(timings.tolerance(of: .keepAlive, after: .zero) == .zero)
+        for timer in LifecycleTimer.allCases where timer != .keepAlive {
+            #expect(timings.tolerance(of: timer, after: .seconds(600)) == .zero, "\(timer)")
+        }
+    }
+
     @Test("the defaults are iOS's")
     func defaults() {
         let timings = LifecycleTimings()

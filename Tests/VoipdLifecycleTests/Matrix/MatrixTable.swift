@@ -249,6 +249,11 @@ enum LifecycleMatrix {
         row(.screenUnlocked,
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
+        // A new policy takes effect from the next step of the walk to the goal: an app kept
+        // running by a background task stays so, a stopped one is not resumed for it.
+        row(.policyChanged(AppPolicy(exitsOnSuspend: true, canLaunch: true, runsInBackground: true)),
+            notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .nothing, suspended: .nothing, terminated: .nothing),
         // Nothing may be left stopped.
         row(.shutdown,
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,

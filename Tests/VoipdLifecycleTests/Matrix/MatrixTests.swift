@@ -29,7 +29,7 @@ struct MatrixTests {
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "screenLocked", "screenUnlocked",
-            "heldSocketsChanged", "shutdown",
+            "heldSocketsChanged", "policyChanged", "shutdown",
         ]
         #expect(named == all)
         let timers = Set(LifecycleMatrix.rows.compactMap { row -> LifecycleTimer? in
@@ -65,6 +65,7 @@ struct MatrixTests {
         case .screenLocked: return "screenLocked"
         case .screenUnlocked: return "screenUnlocked"
         case .heldSocketsChanged: return "heldSocketsChanged"
+        case .policyChanged: return "policyChanged"
         case .shutdown: return "shutdown"
         }
     }

@@ -89,4 +89,15 @@ struct BackgroundingTests {
         driver.acknowledge(.willEnterForeground)
         #expect(driver.app.state == .active)
     }
+
+    /// Found by Tests/Fuzz: the new policy took effect only with the next input, whatever it
+    /// was (a refused setKeepAlive suspended the app).
+    @Test("an app no longer allowed to run in the background is suspended when its policy changes")
+    func policyNoLongerRunsInBackground() {
+        var driver = Driver.at(.active, policy: AppPolicy(canLaunch: true, runsInBackground: true))
+        driver.enterBackground()
+        #expect(driver.phase == .background, "an audio app keeps running")
+        #expect(driver.setPolicy(.voipApp).steps == [.arm, .suspend])
+        #expect(driver.phase == .suspending)
+    }
 }

@@ -12,6 +12,18 @@ struct KeepAliveTests {
         #expect(driver.app.keepAliveInterval == nil)
     }
 
+    /// Found by Tests/Fuzz: with keepAliveMinimum at 0 a zero interval was accepted, and the
+    /// timer fired again at once, forever.
+    @Test("a zero interval is rejected, even with no minimum")
+    func zeroInterval() {
+        var timings = LifecycleTimings()
+        timings.keepAliveMinimum = .zero
+        var driver = Driver.at(.active, timings: timings)
+        #expect(driver.feed(.setKeepAlive(.zero)).isRejected)
+        #expect(driver.app.keepAliveInterval == nil)
+        #expect(!driver.feed(.setKeepAlive(.milliseconds(1))).isRejected)
+    }
+
     @Test("the timer resumes a suspended app with a keepAlive event, again every interval")
     func periodicWake() {
         var driver = Driver.at(.active)

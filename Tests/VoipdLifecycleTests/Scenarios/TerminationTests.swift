@@ -17,6 +17,23 @@ struct TerminationTests {
         #expect(driver.app.terminationReason?.code == .exitsOnSuspend)
     }
 
+    /// Found by Tests/Fuzz: willTerminate was sent while the wake's event was unanswered.
+    @Test("exitsOnSuspend, relaunched for data: at the end of the wake budget willTerminate waits for the event in flight")
+    func exitsOnSuspendAfterWake() {
+        var driver = Driver(policy: AppPolicy(exitsOnSuspend: true, canLaunch: true))
+        driver.feed(.heldSocketsChanged(1))
+        #expect(driver.feed(.socketReady(sipData)).steps == [.launch(inBackground: true)])
+        driver.feed(.launched(inBackground: true, reason: "data"))
+        driver.feed(.connected)
+        #expect(driver.app.inFlight?.kind == .voipSocketReadable)
+        let budgetSpent = driver.feed(.timerFired(.wakeBudget), after: driver.timings.wakeBudget)
+        #expect(budgetSpent.deliveredKinds == [])
+        #expect(budgetSpent.steps.contains(.start(.exitGrace)), "the termination's overall deadline runs")
+        #expect(driver.app.inFlight?.kind == .voipSocketReadable)
+        #expect(driver.acknowledge(.voipSocketReadable).deliveredKinds == [.willTerminate])
+        #expect(driver.acknowledge(.willTerminate).steps == [.kill(.exitsOnSuspend)])
+    }
+
     @Test("exitsOnSuspend without a connection: SIGTERM, then SIGKILL after the grace")
     func exitsOnSuspendSilently() {
         var driver = Driver.at(.active, policy: AppPolicy(exitsOnSuspend: true, canLaunch: true, speaksProtocol: false))

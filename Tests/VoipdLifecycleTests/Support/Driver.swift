@@ -19,7 +19,10 @@ struct Driver {
     mutating func advance(by delay: Duration) { now += delay }
 
     /// Replaces the policy, as the daemon does when an app is launched again.
-    mutating func setPolicy(_ policy: AppPolicy) { app.policy = policy }
+    @discardableResult
+    mutating func setPolicy(_ policy: AppPolicy, sourceLocation: SourceLocation = #_sourceLocation) -> LifecycleOutcome {
+        feed(.policyChanged(policy), sourceLocation: sourceLocation)
+    }
 
     /// Feeds `input` `after` the given delay and returns the reply and the actions.
     @discardableResult
