@@ -300,6 +300,9 @@ extension AppLifecycle {
             guard let interval = keepAliveInterval else { return }
             turn.emit(.startTimer(.keepAlive, after: interval))
             guard pendingTermination == nil, goal == .background else { return }
+            // One keep-alive waiting is enough: an app slow to answer would otherwise be owed
+            // one per interval, queued without bound (found by Tests/Fuzz).
+            guard inFlight?.kind != .keepAlive, !running.outbox.contains(where: { $0.kind == .keepAlive }) else { return }
             if phase.isStopped { wake(reason: "keep-alive", &turn) }
             enqueue(.keepAlive, reason: "keep-alive interval \(interval.seconds) s")
         case .relaunchThrottle:

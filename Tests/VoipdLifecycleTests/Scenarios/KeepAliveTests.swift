@@ -54,6 +54,17 @@ struct KeepAliveTests {
         #expect(driver.feed(.timerFired(.keepAlive), after: .seconds(600)).steps == [])
     }
 
+    /// Found by Tests/Fuzz: each interval queued another keepAlive behind the unanswered one,
+    /// without bound.
+    @Test("a keepAlive still unanswered when the next interval ends is not sent twice")
+    func unansweredKeepAlive() {
+        var driver = Driver.at(.background, keepAlive: .seconds(600))
+        #expect(driver.feed(.timerFired(.keepAlive), after: .seconds(600)).deliveredKinds == [.keepAlive])
+        #expect(driver.feed(.timerFired(.keepAlive), after: .seconds(600)).steps == [.start(.keepAlive)])
+        #expect(driver.app.outbox.isEmpty)
+        #expect(driver.acknowledge(.keepAlive).deliveredKinds == [])
+    }
+
     @Test("a keep-alive wake that is not handled in time is suspended by the wake budget")
     func wakeBudget() {
         var driver = Driver.at(.suspended, keepAlive: .seconds(600))

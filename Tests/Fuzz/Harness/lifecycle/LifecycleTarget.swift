@@ -159,6 +159,8 @@ struct LifecycleRun {
         require(violations.isEmpty, "\(input) in \(before.phase): \(violations.joined(separator: "; "))")
         memory = Invariants.remember(memory, input: input, actions: actions, after: app)
 
+        // What waits to be sent is bounded: a few kinds, one socket report per socket.
+        require(app.outbox.count <= 8, "\(app.outbox.count) events queued: \(app.outbox.map(\.kind))")
         if input == .shutdown { shutDown = true }
         if case .launched = input, !outcome.isRejected { shutDown = false }
         if shutDown {
