@@ -151,14 +151,16 @@ public struct AppLifecycle: Sendable, Codable {
 
     /// The process's state; only while one runs (callers look at `phase` first).
     var running: Running {
-        get {
+        _read {
             guard case .running(let running) = stage else { preconditionFailure("no process is running") }
-            return running
+            yield running
         }
         _modify {
-            guard case .running(var running) = stage else { preconditionFailure("no process is running") }
-            // The enum lets go of its copy first, so that the change is made in place.
-            stage = .notRunning(Dormant())
+            // Moved out of the enum and back, never copied: a copy would share the fields'
+            // box, and the change would then copy it.
+            var taken = Stage.notRunning(Dormant())
+            swap(&stage, &taken)
+            guard case .running(var running) = consume taken else { preconditionFailure("no process is running") }
             defer { stage = .running(running) }
             yield &running
         }
@@ -166,20 +168,20 @@ public struct AppLifecycle: Sendable, Codable {
 
     /// The state of an app with no process; only while none runs.
     var dormant: Dormant {
-        get {
+        _read {
             switch stage {
-            case .notRunning(let dormant), .terminated(let dormant, _): return dormant
+            case .notRunning(let dormant), .terminated(let dormant, _): yield dormant
             case .running: preconditionFailure("a process is running")
             }
         }
         _modify {
-            switch stage {
+            var taken = Stage.notRunning(Dormant())
+            swap(&stage, &taken)
+            switch consume taken {
             case .notRunning(var dormant):
-                stage = .notRunning(Dormant())
                 defer { stage = .notRunning(dormant) }
                 yield &dormant
             case .terminated(var dormant, let endedByChoice):
-                stage = .notRunning(Dormant())
                 defer { stage = .terminated(dormant, endedByChoice: endedByChoice) }
                 yield &dormant
             case .running:

@@ -25,20 +25,49 @@ extension AppLifecycle {
         var relaunchScheduled = false
     }
 
-    /// An app whose process exists.
+    /// An app whose process exists. Its fields live in one shared box, copied only when a
+    /// shared value is changed: the stage enum then moves and copies a reference, not the
+    /// fields one by one (the wake path reads and changes them several times per input).
+    @dynamicMemberLookup
     struct Running: Sendable, Codable {
-        var phase: RunningPhase
-        var goal: Goal
-        var link: Link
-        /// Events waiting to be sent, in order.
-        var outbox: [AppEvent]
-        /// Open background tasks by id, with their names.
-        var openTasks: [UInt64: String] = [:]
-        var keepAliveInterval: Duration?
-        /// The process is being ended, and why (decided when the kill or willTerminate is).
-        var ending: Ending?
-        /// The daemon is stopping: the app is no longer walked toward its goal (which could stop it).
-        var shuttingDown = false
+        struct Fields: Sendable, Codable {
+            var phase: RunningPhase
+            var goal: Goal
+            var link: Link
+            /// Events waiting to be sent, in order.
+            var outbox: [AppEvent]
+            /// Open background tasks by id, with their names.
+            var openTasks: [UInt64: String] = [:]
+            var keepAliveInterval: Duration?
+            /// The process is being ended, and why (decided when the kill or willTerminate is).
+            var ending: Ending?
+            /// The daemon is stopping: the app is no longer walked toward its goal (which could stop it).
+            var shuttingDown = false
+        }
+
+        private final class Box: @unchecked Sendable {
+            @exclusivity(unchecked) var fields: Fields
+            init(_ fields: Fields) { self.fields = fields }
+        }
+
+        private var box: Box
+
+        init(phase: RunningPhase, goal: Goal, link: Link, outbox: [AppEvent]) {
+            box = Box(Fields(phase: phase, goal: goal, link: link, outbox: outbox))
+        }
+
+        @inline(__always)
+        subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
+            _read { yield box.fields[keyPath: path] }
+            _modify {
+                if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+                yield &box.fields[keyPath: path]
+            }
+        }
+
+        init(from decoder: any Decoder) throws { box = Box(try Fields(from: decoder)) }
+
+        func encode(to encoder: any Encoder) throws { try box.fields.encode(to: encoder) }
     }
 
     enum RunningPhase: Sendable, Codable, Equatable {
