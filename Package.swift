@@ -37,6 +37,11 @@ let package = Package(
         .target(name: "VoipdProtocolIO", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.
         .target(name: "VoipdLifecycle", dependencies: ["VoipdVocabulary"]),
+        // Adopting the VoIP sockets of programs that do not speak voipd's protocol: adoption
+        // rules and their `sip` preset, the report of what they took, the quiet detector.
+        // Pure: the sockets and activity samples come from VoipdSystem (docs/LIFECYCLE.md,
+        // "Adopted programs").
+        .target(name: "VoipdAdoption", dependencies: ["VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
         .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
@@ -64,13 +69,14 @@ let package = Package(
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle", "VoipdVocabulary"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
+        .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdDaemon", "SIP", "TestAppMessages", "voipd", "voipctl", "voip-test-app",
+            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "VoipdDaemon", "SIP", "TestAppMessages", "voipd", "voipctl", "voip-test-app",
                            "softphone", "voip-demo"]
         ),
     ],

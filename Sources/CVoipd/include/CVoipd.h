@@ -21,6 +21,8 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "CVoipdSocketDiag.h"
+
 /// Credentials of a Unix-socket peer (`struct ucred`, which needs _GNU_SOURCE).
 typedef struct {
     int32_t pid;

@@ -1,0 +1,212 @@
+import Glibc
+import VoipdVocabulary
+
+/// How much one discovery may cost. A hostile program can open 100,000 sockets and fork as
+/// many processes as its limits allow; past each bound the discovery stops looking, says so
+/// in ``SocketDiscovery/limitsReached``, and works with what it saw (the lowest descriptor
+/// numbers of the first processes, which a program opens first: its SIP sockets are made at
+/// start). At the defaults a discovery reads at most 16,384 descriptor links and a few
+/// tables, a few milliseconds of voipd's time.
+public struct SocketDiscoveryLimits: Sendable, Equatable {
+    /// Processes of the tree looked at.
+    public var processes: Int
+    /// Descriptors looked at, over all the processes.
+    public var descriptors: Int
+    /// Distinct sockets kept.
+    public var sockets: Int
+    /// Records read from one kernel table (the whole network namespace's sockets of one
+    /// family and transport, not only the program's).
+    public var tableEntries: Int
+
+    public init(processes: Int = 256, descriptors: Int = 16_384, sockets: Int = 4_096, tableEntries: Int = 1 << 20) {
+        self.processes = processes
+        self.descriptors = descriptors
+        self.sockets = sockets
+        self.tableEntries = tableEntries
+    }
+}
+
+/// A TCP or UDP socket of a program, and where it can be taken from.
+public struct DiscoveredSocket: Sendable, Equatable, CustomStringConvertible {
+    public var socket: NetworkSocket
+    /// The descriptors that refer to it (a socket inherited by a child is in both), the
+    /// first found first.
+    public var holders: [DescriptorLocation]
+
+    public init(socket: NetworkSocket, holders: [DescriptorLocation]) {
+        self.socket = socket
+        self.holders = holders
+    }
+
+    public var description: String { "\(socket) at \(holders.map(\.description).joined(separator: ", "))" }
+}
+
+/// A program's TCP and UDP sockets: its process tree's socket descriptors (/proc/PID/fd)
+/// matched by inode with the kernel's socket tables (``SocketDiagnostics``, or
+/// ``ProcNetSocketTable`` where netlink cannot answer).
+public struct SocketDiscovery: Sendable {
+    public enum Limit: Sendable, Equatable, CustomStringConvertible {
+        case processes(Int), descriptors(Int), sockets(Int), tableEntries(Int)
+
+        public var description: String {
+            switch self {
+            case .processes(let n): return "more than \(n) processes: the others were not looked at"
+            case .descriptors(let n): return "more than \(n) descriptors: higher descriptors were not looked at"
+            case .sockets(let n): return "more than \(n) sockets: the others were not looked at"
+            case .tableEntries(let n): return "a socket table of more than \(n) entries was read only in part"
+            }
+        }
+    }
+
+    /// Where the kernel's tables were read for one network namespace.
+    public enum TableSource: Sendable, Equatable, CustomStringConvertible {
+        case netlink
+        /// /proc/PID/net, because netlink could not answer (the errno says why).
+        case procNet(pid: pid_t, because: Errno)
+
+        public var description: String {
+            switch self {
+            case .netlink: return "NETLINK_SOCK_DIAG"
+            case .procNet(let pid, let error): return "/proc/\(pid)/net (\(error))"
+            }
+        }
+    }
+
+    public var tree: ProcessTree
+    /// The TCP and UDP sockets, in the order of their first descriptor.
+    public var sockets: [DiscoveredSocket]
+    /// Socket descriptors that are not TCP or UDP (Unix, netlink, raw…) or were not in the
+    /// tables read (a transport not asked for).
+    public var otherSockets: Int
+    public var descriptorsExamined: Int
+    /// Processes whose descriptors could not be read, and why (not those that exited meanwhile).
+    public var unreadable: [(pid: pid_t, error: Errno)]
+    public var limitsReached: [Limit]
+    public var tableSources: [TableSource]
+
+    /// The sockets of `root` and its descendants (or of the processes of `cgroup`, a
+    /// cgroup v2 directory, when given), for the transports asked. Throws `ESRCH` when the
+    /// root is gone, or the errno of reading the cgroup; problems with single processes and
+    /// tables are reported in the result instead.
+    public static func discover(root: pid_t, cgroup: String? = nil, transports: Set<NetworkSocket.Transport> = [.tcp, .udp],
+                                limits: SocketDiscoveryLimits = SocketDiscoveryLimits()) throws -> SocketDiscovery {
+        let tree = try cgroup.map { try ProcessTree.inCgroup($0, limit: limits.processes) } ?? ProcessTree.below(root, limit: limits.processes)
+        var discovery = SocketDiscovery(tree: tree, sockets: [], otherSockets: 0, descriptorsExamined: 0, unreadable: [],
+                                        limitsReached: tree.truncated ? [.processes(limits.processes)] : [], tableSources: [])
+        // Inode → holders, and inodes by network namespace (a diagnostics socket sees only its own).
+        var holders: [UInt64: [DescriptorLocation]] = [:]
+        var order: [UInt64] = []
+        var namespaces: [NamespaceKey: (pid: pid_t, inodes: Set<UInt64>)] = [:]
+        var namespaceOrder: [NamespaceKey] = []
+        scanning: for pid in tree.processes {
+            let scan: SocketDescriptorScan.Result
+            do {
+                scan = try SocketDescriptorScan.scan(pid, limit: limits.descriptors - discovery.descriptorsExamined)
+            } catch let error as Errno {
+                if error.rawValue != ENOENT { discovery.unreadable.append((pid, error)) }
+                continue
+            }
+            discovery.descriptorsExamined += scan.examined
+            // A process that exited since its descriptors were read has no namespace left.
+            if !scan.sockets.isEmpty, let namespace = NamespaceKey(pid: pid) {
+                if namespaces[namespace] == nil { namespaceOrder.append(namespace) }
+                for (location, inode) in scan.sockets {
+                    if holders[inode] == nil {
+                        guard order.count < limits.sockets else {
+                            discovery.limitsReached.append(.sockets(limits.sockets))
+                            break scanning
+                        }
+                        order.append(inode)
+                    }
+                    holders[inode, default: []].append(location)
+                    namespaces[namespace, default: (pid, [])].inodes.insert(inode)
+                }
+            }
+            if scan.truncated {
+                discovery.limitsReached.append(.descriptors(limits.descriptors))
+                break
+            }
+        }
+        var found: [UInt64: NetworkSocket] = [:]
+        for key in namespaceOrder {
+            guard let (pid, inodes) = namespaces[key] else { continue }
+            let (source, tableLimit) = readTables(of: pid, own: key == NamespaceKey(pid: getpid()), inodes: inodes, transports: transports,
+                                                  limit: limits.tableEntries, into: &found)
+            discovery.tableSources.append(source)
+            if tableLimit, !discovery.limitsReached.contains(.tableEntries(limits.tableEntries)) {
+                discovery.limitsReached.append(.tableEntries(limits.tableEntries))
+            }
+        }
+        for inode in order {
+            if let socket = found[inode] {
+                discovery.sockets.append(DiscoveredSocket(socket: socket, holders: holders[inode] ?? []))
+            } else {
+                discovery.otherSockets += 1
+            }
+        }
+        return discovery
+    }
+
+    /// Reads the tables of `pid`'s network namespace until every inode is found. Netlink
+    /// first (in voipd's namespace, or entered from a thread); /proc/PID/net for a table
+    /// netlink refuses. Returns the source and whether a table was cut at the limit.
+    private static func readTables(of pid: pid_t, own: Bool, inodes: Set<UInt64>, transports: Set<NetworkSocket.Transport>, limit: Int,
+                                   into found: inout [UInt64: NetworkSocket]) -> (TableSource, Bool) {
+        var missing = inodes
+        var source = TableSource.netlink
+        var cut = false
+        func diagnostics() throws -> SocketDiagnostics {
+            if own { return try SocketDiagnostics() }
+            let namespace = try openFile("/proc/\(pid)/ns/net", flags: O_RDONLY)
+            return try SocketDiagnostics(inNetworkNamespace: namespace)
+        }
+        for transport in NetworkSocket.Transport.allCases where transports.contains(transport) {
+            for family in [IPAddress.Family.ipv4, .ipv6] where !missing.isEmpty {
+                // Keeps the program's sockets; true while some are still missing.
+                func collect(_ socket: NetworkSocket) -> Bool {
+                    if missing.remove(socket.inode) != nil { found[socket.inode] = socket }
+                    return !missing.isEmpty
+                }
+                if case .netlink = source {
+                    do {
+                        try diagnostics().dump(family: family == .ipv4 ? AF_INET : AF_INET6, transport: transport,
+                                               states: transport == .tcp ? InetDiagMessages.tcpStatesWithOwners : UInt32.max,
+                                               limit: limit) { batch in batch.allSatisfy(collect) }
+                        continue
+                    } catch let error as Errno where error.rawValue == EOVERFLOW {
+                        cut = true
+                        continue
+                    } catch let error as Errno {
+                        // No inet_diag/udp_diag, or no right to enter the namespace: from
+                        // now on this namespace's tables come from /proc.
+                        source = .procNet(pid: pid, because: error)
+                    } catch {
+                        source = .procNet(pid: pid, because: Errno(EIO, call: "\(error)"))
+                    }
+                }
+                do {
+                    try ProcNetSocketTable.read(pid: pid, transport: transport, family: family, limit: limit, collect)
+                } catch let error as Errno where error.rawValue == EOVERFLOW {
+                    cut = true
+                } catch {
+                    // The process exited, or the table could not be read: its sockets stay
+                    // unidentified and are counted among the others.
+                }
+            }
+        }
+        return (source, cut)
+    }
+
+    /// A network namespace's identity: the device and inode of /proc/PID/ns/net.
+    private struct NamespaceKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init?(pid: pid_t) {
+            var info = stat()
+            guard stat("/proc/\(pid)/ns/net", &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Testing
+import VoipdAdoption
+import VoipdVocabulary
+
+/// A process tree's threads as the detector sees them, advanced by simulated time.
+private struct SimulatedTree {
+    var now = MonotonicInstant(sinceOrigin: .seconds(1000))
+    var threads: [Int32: ActivitySample.ThreadCounters] = [1: .init(runs: 10, cpuTime: .milliseconds(50))]
+
+    /// `seconds` pass with the thread `tid` waking `perSecond` times and using `cpu` of CPU a second.
+    mutating func run(_ seconds: Int, thread tid: Int32 = 1, wakeupsPerSecond perSecond: UInt64, cpuPerSecond cpu: Duration = .zero) {
+        now += .seconds(seconds)
+        var counters = threads[tid] ?? .init(runs: 0, cpuTime: .zero)
+        counters.runs += perSecond * UInt64(seconds)
+        counters.cpuTime += cpu * seconds
+        threads[tid] = counters
+    }
+
+    var sample: ActivitySample { ActivitySample(instant: now, threads: threads) }
+}
+
+@Suite("Quiet detector")
+struct QuietDetectorTests {
+    @Test("an idle program is quiet once a whole window has passed, not before")
+    func idle() {
+        var tree = SimulatedTree()
+        var detector = QuietDetector()
+        guard case .measuring(let until) = detector.observe(tree.sample, unreadSockets: 0) else {
+            Issue.record("a single sample decided")
+            return
+        }
+        #expect(until == tree.now + .seconds(5))
+        for _ in 0..<4 {
+            tree.run(1, wakeupsPerSecond: 1)
+            #expect(!detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+        }
+        tree.run(1, wakeupsPerSecond: 1)
+        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+    }
+
+    @Test("a call's audio thread, waking every 20 ms on a new thread, keeps it busy for as long as the call lasts")
+    func call() {
+        var tree = SimulatedTree()
+        var detector = QuietDetector()
+        _ = detector.observe(tree.sample, unreadSockets: 0)
+        for second in 0..<60 {
+            tree.run(1, thread: 2, wakeupsPerSecond: 50, cpuPerSecond: .milliseconds(2))
+            let verdict = detector.observe(tree.sample, unreadSockets: 0)
+            #expect(!verdict.isQuiet, "second \(second): \(verdict)")
+            if second >= 5, case .busy(let activity) = verdict { #expect(activity.runsPerSecond == 50) }
+        }
+        // The call ends: its thread is gone; quiet a whole window later, not sooner.
+        tree.threads[2] = nil
+        for _ in 0..<4 {
+            tree.run(1, wakeupsPerSecond: 0)
+            #expect(!detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+        }
+        tree.run(1, wakeupsPerSecond: 0)
+        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+    }
+
+    @Test("a burst keeps it busy until it has slid out of the window; CPU alone counts too")
+    func burstAndCPU() {
+        var tree = SimulatedTree()
+        var detector = QuietDetector()
+        _ = detector.observe(tree.sample, unreadSockets: 0)
+        tree.run(1, wakeupsPerSecond: 500)
+        _ = detector.observe(tree.sample, unreadSockets: 0)
+        var quietAfter = 0
+        while !detector.observe(tree.sample, unreadSockets: 0).isQuiet {
+            tree.run(1, wakeupsPerSecond: 0)
+            quietAfter += 1
+        }
+        #expect(quietAfter == 5, "the burst's second left the window")
+        // A computation that is never preempted: few wake-ups, much CPU.
+        for _ in 0..<5 {
+            tree.run(1, wakeupsPerSecond: 2, cpuPerSecond: .milliseconds(900))
+        }
+        guard case .busy(let activity) = detector.observe(tree.sample, unreadSockets: 0) else {
+            Issue.record("a CPU-bound program was quiet")
+            return
+        }
+        #expect(activity.cpuPerSecond == .milliseconds(900))
+    }
+
+    @Test("unread data on an adopted socket is never quiet; restart forgets the past")
+    func unreadAndRestart() {
+        var tree = SimulatedTree()
+        var detector = QuietDetector(thresholds: QuietThresholds(window: .seconds(2)))
+        for _ in 0..<3 {
+            _ = detector.observe(tree.sample, unreadSockets: 0)
+            tree.run(1, wakeupsPerSecond: 0)
+        }
+        #expect(detector.observe(tree.sample, unreadSockets: 1) == .unreadData(sockets: 1))
+        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+        detector.restart()
+        tree.run(1, wakeupsPerSecond: 0)
+        #expect(detector.observe(tree.sample, unreadSockets: 0) == .measuring(until: tree.now + .seconds(2)))
+    }
+
+    @Test("linphonec polling every 10 ms is busy at the defaults; at 150 wake-ups/s it is quiet idle and busy in a call")
+    func linphonec() {
+        var idle = SimulatedTree(), inCall = SimulatedTree()
+        var defaults = QuietDetector()
+        var raised = QuietDetector(thresholds: QuietThresholds(wakeupsPerSecond: 150))
+        var raisedInCall = raised
+        for _ in 0...5 {
+            _ = defaults.observe(idle.sample, unreadSockets: 0)
+            _ = raised.observe(idle.sample, unreadSockets: 0)
+            _ = raisedInCall.observe(inCall.sample, unreadSockets: 0)
+            // Measured: 97 wake-ups and 6.9 ms a second idle; 198 and 14.4 ms in a call.
+            idle.run(1, wakeupsPerSecond: 97, cpuPerSecond: .microseconds(6900))
+            inCall.run(1, wakeupsPerSecond: 198, cpuPerSecond: .microseconds(14400))
+        }
+        #expect(!defaults.observe(idle.sample, unreadSockets: 0).isQuiet)
+        #expect(raised.observe(idle.sample, unreadSockets: 0).isQuiet)
+        #expect(!raisedInCall.observe(inCall.sample, unreadSockets: 0).isQuiet)
+    }
+
+    @Test("a thread id reused by a new thread counts from its start; a thread that ended counts no more")
+    func threadChurn() {
+        let earlier = ActivitySample(instant: .origin, threads: [1: .init(runs: 100, cpuTime: .seconds(1)), 2: .init(runs: 5, cpuTime: .zero)])
+        let later = ActivitySample(instant: .origin + .seconds(1), threads: [1: .init(runs: 3, cpuTime: .milliseconds(1)), 3: .init(runs: 7, cpuTime: .zero)])
+        let activity = later.since(earlier)
+        #expect(activity.runs == 10)
+        #expect(activity.cpuTime == .milliseconds(1))
+        #expect(activity.description == "10.0 wake-ups/s, 1.00 ms CPU/s over 1.00 s")
+    }
+}
