@@ -87,9 +87,10 @@ public struct SocketDiscovery: Sendable {
     /// The sockets of `root` and its descendants (or of the processes of `cgroup`, a
     /// cgroup v2 directory, when given), for the transports asked. Throws `ESRCH` when the
     /// root is gone, or the errno of reading the cgroup; problems with single processes and
-    /// tables are reported in the result instead.
+    /// tables are reported in the result instead. `netlink: false` reads /proc/PID/net only
+    /// (to compare the two, or where a filter breaks netlink in ways it does not report).
     public static func discover(root: pid_t, cgroup: String? = nil, transports: Set<NetworkSocket.Transport> = [.tcp, .udp],
-                                limits: SocketDiscoveryLimits = SocketDiscoveryLimits()) throws -> SocketDiscovery {
+                                limits: SocketDiscoveryLimits = SocketDiscoveryLimits(), netlink: Bool = true) throws -> SocketDiscovery {
         let tree = try cgroup.map { try ProcessTree.inCgroup($0, limit: limits.processes) } ?? ProcessTree.below(root, limit: limits.processes)
         var discovery = SocketDiscovery(tree: tree, sockets: [], otherSockets: 0, descriptorsExamined: 0, unreadable: [],
                                         limitsReached: tree.truncated ? [.processes(limits.processes)] : [], tableSources: [])
@@ -131,7 +132,7 @@ public struct SocketDiscovery: Sendable {
         for key in namespaceOrder {
             guard let (pid, inodes) = namespaces[key] else { continue }
             let (source, tableLimit) = readTables(of: pid, own: key == NamespaceKey(pid: getpid()), inodes: inodes, transports: transports,
-                                                  limit: limits.tableEntries, into: &found)
+                                                  limit: limits.tableEntries, netlink: netlink, into: &found)
             discovery.tableSources.append(source)
             if tableLimit, !discovery.limitsReached.contains(.tableEntries(limits.tableEntries)) {
                 discovery.limitsReached.append(.tableEntries(limits.tableEntries))
@@ -151,9 +152,9 @@ public struct SocketDiscovery: Sendable {
     /// first (in voipd's namespace, or entered from a thread); /proc/PID/net for a table
     /// netlink refuses. Returns the source and whether a table was cut at the limit.
     private static func readTables(of pid: pid_t, own: Bool, inodes: Set<UInt64>, transports: Set<NetworkSocket.Transport>, limit: Int,
-                                   into found: inout [UInt64: NetworkSocket]) -> (TableSource, Bool) {
+                                   netlink: Bool, into found: inout [UInt64: NetworkSocket]) -> (TableSource, Bool) {
         var missing = inodes
-        var source = TableSource.netlink
+        var source = netlink ? TableSource.netlink : .procNet(pid: pid, because: Errno(EPERM, call: "netlink not wanted"))
         var cut = false
         func diagnostics() throws -> SocketDiagnostics {
             if own { return try SocketDiagnostics() }

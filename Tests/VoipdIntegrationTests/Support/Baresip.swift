@@ -1,0 +1,53 @@
+import Glibc
+import VoipdSystem
+
+/// baresip 1.0 (Debian's baresip-core), unmodified, in a private network: configured in a
+/// directory of its own (it writes a uuid file there), SIP on 10.77.0.1:SIPPORT (UDP, TCP and,
+/// baresip's choice, TLS on SIPPORT + 1), its `ctrl_tcp` control port on 127.0.0.1:4444,
+/// in-memory audio (aubridge), answering calls by itself, logging to a file of the network's
+/// directory.
+struct Baresip {
+    static let binary = "/usr/bin/baresip"
+
+    let process: TestProcess
+    let log: String
+
+    var pid: pid_t { process.pid }
+
+    /// Starts it registering `user` at 127.0.0.1:5060 over `transport` ("tcp" or "udp"),
+    /// and waits for the registrar's 200 OK. `dial`: a URI to call at start instead.
+    init(in network: PrivateNetwork, name: String, sipPort: UInt16, user: String, transport: String, dial: String? = nil) throws {
+        let directory = network.directory + "/" + name
+        mkdir(directory, 0o755)
+        log = name + ".log"
+        let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444\n" : ""
+        let config = """
+            poll_method\t\tepoll
+            sip_listen\t\t\(PrivateNetwork.address):\(sipPort)
+            net_interface\t\t\(PrivateNetwork.address)
+            dns_server\t\t127.0.0.1:53
+            rtp_ports\t\t10000-20000
+            audio_player\t\taubridge,nil
+            audio_source\t\taubridge,nil
+            audio_alert\t\taubridge,nil
+            module_path\t\t/usr/lib/baresip/modules
+            module\t\t\tg711.so
+            module\t\t\taubridge.so
+            module_app\t\taccount.so
+            module_app\t\tmenu.so
+            \(control)
+            """
+        try Self.write(config, to: directory + "/config")
+        try Self.write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=600;answermode=auto\n", to: directory + "/accounts")
+        var arguments = [Self.binary, "-f", directory]
+        if let dial { arguments += ["-e", "/dial \(dial)"] }
+        let null = try openFile("/dev/null", flags: O_RDONLY)
+        process = try network.start(arguments, log: log) { $0.standardInput = null.rawValue }
+        try waitForText(dial == nil ? "200 OK" : "Call established", in: network.directory + "/" + log, timeout: .seconds(15))
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        let file = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
+        try file.writeAll(Array(text.utf8))
+    }
+}
