@@ -60,12 +60,16 @@ let package = Package(
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
         .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "CVoipd"]),
-        // The test app's commands and reports, shared by the app and the tests that drive it.
-        .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary"]),
+        // What tests and benchmarks set up for themselves as root: swap files and zram devices.
+        .target(name: "VoipdTestSupport", dependencies: ["VoipdSystem", "CVoipd"]),
+        // The test app's commands and reports, shared by the app and the tests that drive it,
+        // and the patterned memory it fills.
+        .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary", "VoipdSystem"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient", "TestAppMessages"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
-        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "SIP", "softphone", "VoipdTransferService", "VoipdTransfers", "voipd-transfer"]),
+        .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "SIP", "softphone", "VoipdTransferService", "VoipdTransfers", "voipd-transfer",
+                                                            "VoipdTestSupport", "TestAppMessages"]),
 
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle", "VoipdVocabulary"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
@@ -76,7 +80,7 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",
-            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "VoipdDaemon", "SIP", "TestAppMessages", "voipd", "voipctl", "voip-test-app",
+            dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "VoipdDaemon", "SIP", "TestAppMessages", "VoipdTestSupport", "voipd", "voipctl", "voip-test-app",
                            "softphone", "voip-demo"]
         ),
     ],

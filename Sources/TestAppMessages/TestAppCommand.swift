@@ -25,6 +25,11 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case acknowledge(eventID: UInt64)
     /// Holds this many more megabytes of memory, touched so that it is resident.
     case allocate(megabytes: Int)
+    /// Maps this many megabytes of anonymous memory (in place of any it filled before) and
+    /// writes ``MemoryPattern`` with `seed` over it; answered by `memoryFilled`.
+    case fillMemory(megabytes: Int, seed: UInt64)
+    /// Reads all the memory it filled and reports the checksum (`memoryChecksum`).
+    case checksumMemory
     case exit(code: Int32)
     /// `abort()`.
     case crash

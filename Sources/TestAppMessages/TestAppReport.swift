@@ -37,6 +37,10 @@ public enum TestAppReport: Codable, Equatable, Sendable {
     case keepAliveHandler
     /// The memory the app holds on purpose now.
     case allocated(megabytes: Int)
+    /// The memory filled with ``MemoryPattern``, and the checksum over it as written.
+    case memoryFilled(megabytes: Int, checksum: UInt64)
+    /// The checksum over the filled memory as it reads now.
+    case memoryChecksum(UInt64)
     case error(message: String)
 
     public enum ReadOutcome: Codable, Equatable, Sendable {
@@ -106,6 +110,18 @@ extension TestAppReport {
     public var allocatedMegabytes: Int? {
         guard case .allocated(let megabytes) = self else { return nil }
         return megabytes
+    }
+
+    /// `memoryFilled`: how much, and the checksum over the memory as written.
+    public var filledMemory: (megabytes: Int, checksum: UInt64)? {
+        guard case .memoryFilled(let megabytes, let checksum) = self else { return nil }
+        return (megabytes, checksum)
+    }
+
+    /// `memoryChecksum`: the checksum over the memory as it reads now.
+    public var memoryChecksum: UInt64? {
+        guard case .memoryChecksum(let checksum) = self else { return nil }
+        return checksum
     }
 
     public var keepAliveRefusal: String? {

@@ -13,9 +13,12 @@ final class TestApp {
     private var reconnects = true
     /// Memory the app holds on purpose (touched, so it is resident).
     private var ballast: [[UInt8]] = []
+    /// Memory filled with a known pattern, checked after it was paged out and back.
+    private var patterned: PatternedMemory?
     private var sockets: [String: TestSocket] = [:]
     private var channel: ReportChannel!
-    private var application: VoIPApplication!
+    /// The connection to voipd; nil when the app runs `--without-voipd`.
+    private var application: VoIPApplication?
 
     init(arguments: [String]) { options = arguments }
 
@@ -39,6 +42,7 @@ final class TestApp {
         readsOnItsOwn = !options.contains("--no-read")
         exitsOnWake = options.contains("--exit-on-wake")
         reconnects = !options.contains("--no-reconnect")
+        let withoutVoipd = options.contains("--without-voipd")
         guard let reportPath else {
             _ = "voip-test-app: --report PATH is required\n".withCString { Glibc.write(2, $0, strlen($0)) }
             return 2
@@ -48,21 +52,33 @@ final class TestApp {
         } catch {
             return 1
         }
+        guard !withoutVoipd else {
+            channel.report(.hello(pid: getpid(), state: .active, restored: []))
+            return loop()
+        }
+        let application: VoIPApplication
         do {
             application = try VoIPApplication(name: appName, socketPath: socketPath)
         } catch {
             channel.report(.error(message: "connect: \(error)"))
             return 1
         }
+        self.application = application
         application.reconnection.isEnabled = reconnects
         application.delegate = self
-        let restored = takeRestoredSockets()
+        let restored = takeRestoredSockets(application)
         channel.report(.hello(pid: getpid(), state: application.state, restored: restored))
         return loop()
     }
 
+    /// The connection to voipd, for a command that needs it.
+    private func voipd() throws -> VoIPApplication {
+        guard let application else { throw Errno(ENOTCONN, call: "--without-voipd") }
+        return application
+    }
+
     /// The sockets voipd handed back, taken as the app's VoIP sockets; their names.
-    private func takeRestoredSockets() -> [String] {
+    private func takeRestoredSockets(_ application: VoIPApplication) -> [String] {
         let restored = application.restoredSocketNames
         for name in restored {
             if let fd = application.takeRestoredSocket(named: name) {
@@ -92,7 +108,7 @@ final class TestApp {
         switch command {
         case .register(let name, let address):
             let fd = try connectAddress(address)
-            try application.registerVoIPSocket(fd.rawValue, name: name)
+            try voipd().registerVoIPSocket(fd.rawValue, name: name)
             sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: true)
             channel.report(.registered(socket: name))
         case .connect(let name, let address):
@@ -104,10 +120,10 @@ final class TestApp {
             sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: false, isListener: true)
             channel.report(.listening(socket: name, port: port))
         case .unregister(let name):
-            try application.unregisterVoIPSocket(name: name)
+            try voipd().unregisterVoIPSocket(name: name)
             channel.report(.unregistered(socket: name))
         case .retrieve(let name):
-            let copy = try application.retrieveVoIPSocket(name: name)
+            let copy = try voipd().retrieveVoIPSocket(name: name)
             let same = try sockets[name].map { try Socket.inode(of: $0.descriptor.rawValue) == Socket.inode(of: copy.rawValue) } ?? false
             channel.report(.retrieved(socket: name, sameSocket: same))
         case .closeOwn(let name):
@@ -128,26 +144,34 @@ final class TestApp {
             if fd >= 0 { close(fd) }
         case .beginTask(let taskName):
             let channel = self.channel!
-            let id = try application.beginBackgroundTask(name: taskName) {
+            let id = try voipd().beginBackgroundTask(name: taskName) {
                 channel.report(.expiring(name: taskName))
             }
             channel.report(.task(name: taskName, id: id.rawValue))
         case .endTask(let id):
-            try application.endBackgroundTask(BackgroundTaskIdentifier(rawValue: id))
+            try voipd().endBackgroundTask(BackgroundTaskIdentifier(rawValue: id))
             channel.report(.taskEnded(id: id))
         case .keepAlive(let seconds):
             do {
                 let channel = self.channel!
-                try application.setKeepAliveTimeout(seconds) { channel.report(.keepAliveHandler) }
+                try voipd().setKeepAliveTimeout(seconds) { channel.report(.keepAliveHandler) }
                 channel.report(.keepAliveSet)
             } catch {
                 channel.report(.keepAliveRefused(message: "\(error)"))
             }
         case .acknowledge(let id):
-            try application.acknowledge(eventID: id)
+            try voipd().acknowledge(eventID: id)
         case .allocate(let megabytes):
             ballast.append([UInt8](repeating: 1, count: megabytes << 20))
             channel.report(.allocated(megabytes: ballast.reduce(0) { $0 + $1.count } >> 20))
+        case .fillMemory(let megabytes, let seed):
+            patterned = nil
+            let memory = try PatternedMemory(megabytes: megabytes, seed: seed)
+            patterned = memory
+            channel.report(.memoryFilled(megabytes: memory.megabytes, checksum: memory.checksum()))
+        case .checksumMemory:
+            guard let patterned else { throw Errno(EINVAL, call: "checksumMemory: no memory filled") }
+            channel.report(.memoryChecksum(patterned.checksum()))
         case .exit(let code):
             exit(code)
         case .crash:
@@ -155,7 +179,7 @@ final class TestApp {
         }
     }
 
-    private func handle(_ event: LifecycleEvent) throws {
+    private func handle(_ event: LifecycleEvent, from application: VoIPApplication) throws {
         let acknowledges = !noAck.contains(event.kind)
         channel.report(.event(id: event.id, kind: event.kind, state: event.state, socket: event.socket, acknowledged: acknowledges))
         application.dispatch(event)
@@ -171,11 +195,12 @@ final class TestApp {
 
     private func loop() -> Int32 {
         while true {
-            var polled = [pollfd(fd: application.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            // Without voipd, the first entry is a negative descriptor: poll passes over it.
+            var polled = [pollfd(fd: application?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
                           pollfd(fd: channel.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
             let watched = sockets.values.filter { readsOnItsOwn && $0.isVoIP }.sorted { $0.name < $1.name }
             polled += watched.map { pollfd(fd: $0.descriptor.rawValue, events: Int16(POLLIN), revents: 0) }
-            let timeout: Int32 = application.hasBufferedMessages ? 0 : -1
+            let timeout: Int32 = application?.hasBufferedMessages == true ? 0 : -1
             if poll(&polled, nfds_t(polled.count), timeout) < 0 && errno != EINTR { break }
             for (index, socket) in watched.enumerated() where polled[index + 2].revents != 0 { readSocket(socket) }
             if polled[1].revents != 0 {
@@ -184,9 +209,9 @@ final class TestApp {
                     do { try execute(command) } catch { channel.report(.error(message: "\(command): \(error)")) }
                 }
             }
-            if polled[0].revents != 0 || application.hasBufferedMessages {
+            if let application, polled[0].revents != 0 || application.hasBufferedMessages {
                 do {
-                    while let event = try application.nextEvent(timeoutMilliseconds: 0) { try handle(event) }
+                    while let event = try application.nextEvent(timeoutMilliseconds: 0) { try handle(event, from: application) }
                 } catch VoipdError.disconnected {
                     channel.report(.disconnected)
                     return 0
@@ -206,7 +231,7 @@ extension TestApp: VoIPApplicationDelegate {
     }
 
     func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {
-        let restored = takeRestoredSockets()
+        let restored = takeRestoredSockets(application)
         channel.report(.reconnected(pid: getpid(), state: application.state,
                                     registered: application.registeredVoIPSocketNames, restored: restored))
     }

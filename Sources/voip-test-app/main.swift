@@ -14,6 +14,8 @@ import VoipdSystem
 //   --exit-on-wake       exit (status 3) on voipSocketReadable: a crash loop for the tests
 //   --socket PATH        voipd's control socket
 //   --no-reconnect       exit when the connection to voipd closes, instead of reconnecting
+//   --without-voipd      no connection to voipd: only the report channel and the sockets (the
+//                        hibernation tests stop it themselves); voipd's commands answer an error
 
 signal(SIGPIPE, SIG_IGN)
 exit(TestApp(arguments: Array(CommandLine.arguments.dropFirst())).run())

@@ -21,6 +21,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "CVoipdMemory.h"
 #include "CVoipdSocketDiag.h"
 
 /// Credentials of a Unix-socket peer (`struct ucred`, which needs _GNU_SOURCE).
