@@ -16,10 +16,11 @@ struct WakeFloor {
         return WakeFloor(binary: binary)
     }
 
-    /// Runs it (`-n children -m wakes -c cpu -s seed -q`) and returns its `name value unit`
-    /// lines as name → value.
-    func run(children: Int, wakes: Int, placement: CPUPlacement, seed: UInt64) throws -> [String: Double] {
+    /// Runs it (`-n children -m wakes -c cpu -s seed -q`, and `-P` when the supervisor
+    /// writes the stamps itself) and returns its `name value unit` lines as name → value.
+    func run(children: Int, wakes: Int, placement: CPUPlacement, seed: UInt64, supervisorIsPeer: Bool = false) throws -> [String: Double] {
         let command = [binary, "-n", "\(children)", "-m", "\(wakes)", "-c", "\(placement.rawValue)", "-s", "\(seed)", "-q"]
+            + (supervisorIsPeer ? ["-P"] : [])
         let pipe = try makePipe()
         let readEnd = pipe.first
         let writeEnd = pipe.second

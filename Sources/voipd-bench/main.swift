@@ -5,12 +5,15 @@ import Glibc
 //   voipd-bench wake [OPTIONS]     the wake path and an idle daemon (--help for options)
 //   voipd-bench sip [OPTIONS]      INVITE → 180 with the softphone running and suspended
 //   voipd-bench transfer [OPTIONS] a large download through the transfer agent against curl
-// Internal: `app` is the app voipd launches; `guarded-exec` starts voipd and the floor.
+//   voipd-bench hibernate [OPTIONS] a stopped app paged out into zram or a swap file, and woken
+// Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
+// `guarded-exec` starts voipd and the floor.
 
 let usage = """
 usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench sip [OPTIONS]    (voipd-bench sip --help for the options)
        voipd-bench transfer [OPTIONS]   (voipd-bench transfer --help for the options)
+       voipd-bench hibernate [OPTIONS]  (voipd-bench hibernate --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -18,7 +21,9 @@ switch arguments.first {
 case "wake": exit(WakeBenchmark.main(Array(arguments.dropFirst())))
 case "sip": exit(SIPBenchmark.main(Array(arguments.dropFirst())))
 case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
+case "hibernate": exit(HibernateBenchmark.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
+case "memory-app": exit(MemoryApp.main(Array(arguments.dropFirst())))
 case "guarded-exec": exit(GuardedExec.main(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
