@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 @testable import VoipdDaemon
@@ -46,8 +47,8 @@ struct StopsAwaitedTests {
         defer {
             sigaction(SIGCHLD, &childAction, nil)
             pthread_sigmask(SIG_SETMASK, &mask, nil)
-            unlink(directory + "/voipd.sock")
-            rmdir(directory)
+            // The control socket and whatever the daemon wrote beside it (its state file).
+            try? FileManager.default.removeItem(atPath: directory)
         }
         var configuration = DaemonConfiguration(socketPath: directory + "/voipd.sock")
         configuration.memoryPressureTrigger = nil
