@@ -1,21 +1,16 @@
 import SIP
 import Testing
 
-/// The end-to-end calls through the embedded SIPRegistrar.
+/// The end-to-end calls through the embedded SIPRegistrar, over TCP, over UDP, and a TCP
+/// caller calling a UDP callee.
 @Suite struct EmbeddedRegistrarCallTests {
-    private func withRegistrar(_ body: (UInt16) throws -> Void) throws {
+    @Test(arguments: CallScenario.allCases, TransportPair.all)
+    func call(_ scenario: CallScenario, _ transports: TransportPair) throws {
         let registrar = try SIPRegistrar()
         try registrar.start()
         defer { registrar.stop() }
-        try body(registrar.port)
+        try scenario.run(CallSetup(port: registrar.port, transports))
     }
-
-    @Test func calleeHangsUp() throws { try withRegistrar(CallScenarios.calleeHangsUp) }
-    @Test func callerHangsUp() throws { try withRegistrar(CallScenarios.callerHangsUp) }
-    @Test func callerHangsUpAfterHoldTime() throws { try withRegistrar(CallScenarios.callerHangsUpAfterHoldTime) }
-    @Test func callerCancels() throws { try withRegistrar(CallScenarios.callerCancels) }
-    @Test func unknownUserIsNotFound() throws { try withRegistrar(CallScenarios.unknownUserIsNotFound) }
-    @Test func unregisteredUserIsNotFound() throws { try withRegistrar(CallScenarios.unregisteredUserIsNotFound) }
 
     @Test func closedConnectionIsNotReached() throws {
         let recorder = TrafficRecorder()

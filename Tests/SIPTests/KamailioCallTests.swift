@@ -5,22 +5,16 @@ import Testing
 /// Skipped when Kamailio is not installed, unless CI=true, where that is a failure.
 @Suite(.enabled(if: KamailioProcess.shouldRun, "\(KamailioProcess.binary) is not installed (set CI=true to make this a failure)"))
 struct KamailioCallTests {
-    private func withKamailio(_ body: (UInt16) throws -> Void) throws {
-        let kamailio = try KamailioProcess()
+    @Test(arguments: CallScenario.allCases, TransportPair.all)
+    func call(_ scenario: CallScenario, _ transports: TransportPair) throws {
+        let kamailio = try KamailioProcess(udp: transports.callee == .udp || transports.caller == .udp)
         defer { kamailio.stop() }
         do {
-            try body(kamailio.port)
+            try scenario.run(CallSetup(port: kamailio.port, transports))
         } catch {
             throw TestFailure("\(error)\n--- kamailio log ---\n\(kamailio.log.contents)")
         }
     }
-
-    @Test func calleeHangsUp() throws { try withKamailio(CallScenarios.calleeHangsUp) }
-    @Test func callerHangsUp() throws { try withKamailio(CallScenarios.callerHangsUp) }
-    @Test func callerHangsUpAfterHoldTime() throws { try withKamailio(CallScenarios.callerHangsUpAfterHoldTime) }
-    @Test func callerCancels() throws { try withKamailio(CallScenarios.callerCancels) }
-    @Test func unknownUserIsNotFound() throws { try withKamailio(CallScenarios.unknownUserIsNotFound) }
-    @Test func unregisteredUserIsNotFound() throws { try withKamailio(CallScenarios.unregisteredUserIsNotFound) }
 
     @Test func closedConnectionIsNotReached() throws {
         let kamailio = try KamailioProcess()

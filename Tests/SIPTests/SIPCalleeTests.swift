@@ -82,7 +82,7 @@ import Testing
         let actions = callee.unregister()
         let unregister = actions.sentMessages()[0]
         #expect(unregister.expires == 0)
-        #expect(actions.cancelledTimers() == [.registrationRefresh])
+        #expect(actions.cancelledTimers() == [.registrationRefresh, .registrationRetry])
         let done = callee.receive(unregister.answered(200))
         #expect(callee.registrationState == .unregistered)
         #expect(done.reportedEvents() == [.unregistered])

@@ -1,6 +1,6 @@
 extension SIPProxyRouter {
-    /// Binds the user in To to the connection the REGISTER came on (RFC 3261 10.3, with the
-    /// connection standing in for the Contact address, which may be unresolvable).
+    /// Binds the user in To to the flow the REGISTER came on (RFC 3261 10.3, with the flow
+    /// standing in for the Contact address, which may be unresolvable).
     mutating func register(_ request: SIPMessage, from connection: ConnectionID, at now: ContinuousClock.Instant) -> [Output] {
         guard let user = request.to?.uri.user else {
             return [.send(.response(to: request, statusCode: 400, reasonPhrase: "No User in To", toTag: SIPIdentifiers.tag()), to: connection)]
@@ -15,8 +15,8 @@ extension SIPProxyRouter {
             return [.send(ok, to: connection)]
         }
         if let contact = request.contact {
-            let asked = contact.parameters["expires"].flatMap(Int.init) ?? request.expires ?? Self.maximumExpires
-            let expires = min(max(0, asked), Self.maximumExpires)
+            let asked = contact.parameters["expires"].flatMap(Int.init) ?? request.expires ?? maximumExpires
+            let expires = min(max(0, asked), maximumExpires)
             if expires == 0 {
                 bindings[user] = nil
             } else {

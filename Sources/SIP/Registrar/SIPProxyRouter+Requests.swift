@@ -17,7 +17,7 @@ extension SIPProxyRouter {
         guard request.method == .invite else {
             return [forward(outgoing, from: connection, to: binding.connection, at: now)]
         }
-        outgoing.headers.addFirst("Record-Route", recordRoute)
+        outgoing.headers.addFirst("Record-Route", recordRoute(transport: transport(of: connection)))
         if let callID = request.callID {
             dialogs[callID] = Dialog(caller: connection, callee: binding.connection, callerTag: request.fromTag)
         }

@@ -1,11 +1,14 @@
-/// The registrar/proxy's decisions, without I/O: a message arrives on a connection, and the
-/// router says which messages go out on which connections.
+/// The registrar/proxy's decisions, without I/O: a message arrives on a flow (a TCP
+/// connection, or a UDP peer's address), and the router says which messages go out on which
+/// flows. Retransmissions and timeouts are the transaction layer's (``SIPTransactions``),
+/// between the router and the sockets.
 ///
-/// Like Kamailio with voipd's configuration, it reaches a user only over the connection its
-/// REGISTER came on (the Contact host is ignored), never opens a connection, record-routes
-/// INVITEs, answers 100 Trying itself, and routes CANCEL, ACK and in-dialog requests over
-/// the connections of the dialog. Bindings are keyed by user part (Kamailio's
-/// `use_domain=0`); one binding per user, the latest REGISTER wins.
+/// Like Kamailio with voipd's configuration, it reaches a user only over the flow its
+/// REGISTER came on (the Contact host is ignored: for UDP, the REGISTER's source address, as
+/// `fix_nated_register` makes it), never opens a connection, record-routes INVITEs, answers
+/// 100 Trying itself, and routes CANCEL, ACK and in-dialog requests over the flows of the
+/// dialog. Bindings are keyed by user part (Kamailio's `use_domain=0`); one binding per user,
+/// the latest REGISTER wins.
 struct SIPProxyRouter {
     typealias ConnectionID = Int
 
@@ -46,12 +49,17 @@ struct SIPProxyRouter {
         let callerTag: String?
     }
 
-    static let maximumExpires = 3600
+    /// The longest registration granted, and the one granted when none is asked for.
+    static let defaultMaximumExpires = 3600
     // Long enough for any INVITE to be answered or given up; bounds the table otherwise.
     static let transactionLifetime: Duration = .seconds(300)
 
     let host: String
     let port: UInt16
+    /// The longest registration granted (Kamailio's `max_expires`).
+    let maximumExpires: Int
+    /// The transport of each flow; TCP unless said otherwise.
+    var flowTransports: [ConnectionID: SIPTransport] = [:]
     var bindings: [String: Binding] = [:]
     var transactions: [TransactionKey: Transaction] = [:]
     var dialogs: [String: Dialog] = [:]
@@ -60,10 +68,14 @@ struct SIPProxyRouter {
     /// in proportion to every INVITE of the last five minutes.
     var nextSweep: ContinuousClock.Instant?
 
-    init(host: String, port: UInt16) {
+    init(host: String, port: UInt16, maximumExpires: Int = SIPProxyRouter.defaultMaximumExpires) {
         self.host = host
         self.port = port
+        self.maximumExpires = maximumExpires
     }
+
+    /// The transport of `flow`.
+    func transport(of flow: ConnectionID) -> SIPTransport { flowTransports[flow] ?? .tcp }
 
     /// Handles a message that arrived on `connection`.
     mutating func handle(_ message: SIPMessage, from connection: ConnectionID, at now: ContinuousClock.Instant) -> [Output] {
@@ -103,6 +115,7 @@ struct SIPProxyRouter {
         }
         transactions = transactions.filter { $0.value.source != connection && $0.value.target != connection }
         dialogs = dialogs.filter { $0.value.caller != connection && $0.value.callee != connection }
+        flowTransports[connection] = nil
         return outputs
     }
 
@@ -113,11 +126,14 @@ struct SIPProxyRouter {
         self.nextSweep = transactions.values.lazy.map(\.createdAt).min().map { $0 + Self.transactionLifetime }
     }
 
-    /// The Via this proxy puts on a request it forwards.
-    func via(branch: String) -> String { "SIP/2.0/TCP \(host):\(port);branch=\(branch)" }
+    /// The Via this proxy puts on a request it forwards over `transport`.
+    func via(branch: String, transport: SIPTransport = .tcp) -> String { "SIP/2.0/\(transport) \(host):\(port);branch=\(branch)" }
 
-    /// The Record-Route this proxy puts on an INVITE, so in-dialog requests come through it.
-    var recordRoute: String { "<sip:\(host):\(port);transport=tcp;lr>" }
+    /// The Record-Route this proxy puts on an INVITE that came over `transport`, so in-dialog
+    /// requests come through it.
+    func recordRoute(transport: SIPTransport = .tcp) -> String {
+        "<sip:\(host):\(port);transport=\(transport.parameterValue);lr>"
+    }
 
     /// Forwards `request` to `target` with this proxy's Via on top (a new branch unless one is
     /// given) and Max-Forwards decremented, remembering the transaction unless it is an ACK.
@@ -126,7 +142,7 @@ struct SIPProxyRouter {
         at now: ContinuousClock.Instant
     ) -> Output {
         var forwarded = request
-        forwarded.headers.addFirst("Via", via(branch: branch))
+        forwarded.headers.addFirst("Via", via(branch: branch, transport: transport(of: target)))
         forwarded.headers.set("Max-Forwards", "\(max(0, (request.maxForwards ?? 71) - 1))")
         if let method = request.method, method != .ack, let callID = request.callID {
             transactions[TransactionKey(branch: branch, method: method)] = Transaction(

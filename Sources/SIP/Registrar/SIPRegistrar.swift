@@ -3,12 +3,14 @@ import Glibc
 #endif
 import Foundation
 
-/// An embedded SIP registrar and proxy on TCP, for tests and demos that cannot rely on
-/// Kamailio: it behaves like Kamailio with `Deploy/kamailio/kamailio.cfg`.
+/// An embedded SIP registrar and proxy on TCP and UDP (the same port), for tests and demos
+/// that cannot rely on Kamailio: it behaves like Kamailio with `Deploy/kamailio/kamailio.cfg`.
 ///
-/// A user is reached only over the connection its REGISTER came on; a binding dies with its
-/// connection. INVITEs for unknown users get 404. The registrar runs on its own thread with
-/// a poll() loop between ``start()`` and ``stop()``.
+/// A user is reached only over the flow its REGISTER came on: its TCP connection (a binding
+/// dies with it) or, over UDP, the address the REGISTER came from. INVITEs for unknown users
+/// get 404. Over UDP, requests and final responses are retransmitted as RFC 3261 17 says
+/// (``SIPTransactions``). The registrar runs on its own thread with a poll() loop between
+/// ``start()`` and ``stop()``.
 ///
 /// ```swift
 /// let registrar = try SIPRegistrar { event in print(event.time, event.kind) }
@@ -31,11 +33,16 @@ public final class SIPRegistrar: @unchecked Sendable {
     private var loop: SIPRegistrarLoop?
     private var thread: JoinableThread?
 
-    /// Binds and listens on `host:port` (0 for an ephemeral port); call ``start()`` to serve.
+    /// Listens on TCP and binds UDP at `host:port` (0 for an ephemeral port, the same for
+    /// both); call ``start()`` to serve. Registrations last at most `maximumExpires` seconds
+    /// (Kamailio's `max_expires`); the transaction timers derive from `timers`.
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, maximumMessageSize: Int = 65_535, observer: Observer? = nil
+        host: String = "127.0.0.1", port: UInt16 = 0, maximumMessageSize: Int = 65_535, maximumExpires: Int = 3600,
+        timers: SIPTimerValues = .standard, observer: Observer? = nil
     ) throws(SIPSocketError) {
-        let loop = try SIPRegistrarLoop(host: host, port: port, maximumMessageSize: maximumMessageSize, observer: observer)
+        let loop = try SIPRegistrarLoop(
+            host: host, port: port, maximumMessageSize: maximumMessageSize, maximumExpires: maximumExpires, timers: timers,
+            observer: observer)
         self.host = host
         self.port = loop.port
         self.loop = loop
@@ -51,7 +58,8 @@ public final class SIPRegistrar: @unchecked Sendable {
         thread = try JoinableThread { loop.run() }
     }
 
-    /// Stops the thread, waits for it, and closes every connection and the listener.
+    /// Stops the thread, waits for it, and closes every connection, the listener and the UDP
+    /// socket.
     /// Idempotent.
     public func stop() {
         lock.lock()

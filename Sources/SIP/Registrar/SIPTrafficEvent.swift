@@ -12,10 +12,13 @@ public struct SIPTrafficEvent: Sendable {
 
     /// When it happened, on the monotonic clock.
     public let time: ContinuousClock.Instant
-    /// The registrar's number for the connection, unique for the registrar's lifetime.
+    /// The registrar's number for the connection (or, over UDP, the peer's address), unique
+    /// for the registrar's lifetime.
     public let connection: Int
     /// The peer's `ip:port`.
     public let peer: String
+    /// The transport: TCP for a connection, UDP for a peer's datagrams.
+    public let transport: SIPTransport
     /// What happened.
     public let kind: Kind
 }

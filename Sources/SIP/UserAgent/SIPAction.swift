@@ -1,8 +1,8 @@
 /// What a user agent state machine asks its driver to do.
 ///
-/// The state machines perform no I/O. Whoever drives one sends the messages over its TCP
-/// connection, arms and cancels the timers (and calls `timerFired` when one fires), and
-/// logs the lines.
+/// The state machines perform no I/O. Whoever drives one sends the messages (through a
+/// ``SIPUserAgentStack``, which adds the transaction layer), arms and cancels the timers
+/// (and calls `timerFired` when one fires), and logs the lines.
 public enum SIPAction<Timer: Hashable & Sendable, Event: Sendable>: Sendable {
     /// Write this message to the connection.
     case send(SIPMessage)
@@ -30,4 +30,13 @@ public protocol SIPUserAgent {
 
     /// Handles the loss of the connection: every transaction and dialog on it is gone.
     mutating func connectionLost() -> [SIPAction<Timer, Event>]
+
+    /// Handles a final response to INVITE this agent sent that no ACK acknowledged in time
+    /// (the transaction layer's timer H or L).
+    mutating func responseUnacknowledged(_ response: SIPMessage) -> [SIPAction<Timer, Event>]
+}
+
+extension SIPUserAgent {
+    /// Nothing to do by default.
+    public mutating func responseUnacknowledged(_ response: SIPMessage) -> [SIPAction<Timer, Event>] { [] }
 }

@@ -7,7 +7,7 @@ extension SIPCallee {
             let decline = response(to: call.invite, statusCode: 603, localTag: call.localTag)
             return [.send(decline)] + endCall(call, reason: "declined")
         case .answered(let callID), .inCall(let callID):
-            let bye = call.dialog.request(.bye, cseq: call.dialog.nextCSeq(), viaHost: configuration.contactHost)
+            let bye = call.dialog.request(.bye, cseq: call.dialog.nextCSeq(), via: configuration.newVia())
             self.call = call
             callState = .hangingUp(callID: callID)
             return [.send(bye), .log("hanging up \(callID)")]
@@ -50,6 +50,15 @@ extension SIPCallee {
         self.call = call
         callState = .answered(callID: callID)
         return [.send(ok), .log("answered \(callID)")]
+    }
+
+    /// The 2xx for the call was never acknowledged: the caller is gone or cannot reach us,
+    /// so the call ends with a BYE (RFC 3261 13.3.1.4).
+    public mutating func responseUnacknowledged(_ response: SIPMessage) -> [Action] {
+        guard response.statusCode.map({ (200..<300).contains($0) }) == true, let call, response.callID == call.invite.callID,
+            case .answered = callState
+        else { return [] }
+        return [.log("no ACK for the answer to \(call.dialog.callID)")] + hangUp()
     }
 
     mutating func incomingAck(_ ack: SIPMessage) -> [Action] {

@@ -33,10 +33,20 @@ public struct SIPCallee: SIPUserAgent, Sendable {
         public var user: String
         /// The registrar's domain, `host` or `host:port`; the AOR is `sip:USER@DOMAIN`.
         public var domain: String
+        /// The transport of Via and Contact (and of the driver's socket).
+        public var transport: SIPTransport
         /// The host in Contact and Via; unresolvable by default (see the type's documentation).
         public var contactHost: String
-        /// The registration lifetime asked for, in seconds.
+        /// The port in Contact and Via: where the phone listens or its datagram socket is
+        /// bound; nil for none (a TCP phone reached only over its own connection).
+        public var contactPort: UInt16?
+        /// The registration lifetime asked for, in seconds (more when ``wakePolicy`` needs it).
         public var expires: Int
+        /// How often the process can be woken while it is suspended, for a phone under a
+        /// supervisor such as voipd: registrations are then scheduled so that they never
+        /// lapse between wakes (``SIPRegistrationSchedule``). Nil for a process that is never
+        /// suspended, which refreshes on its own timer alone.
+        public var wakePolicy: SIPRegistrationSchedule.WakePolicy?
         /// How long the phone rings before it answers.
         public var answerDelay: Duration
         /// The RTP port put in the SDP answer.
@@ -46,13 +56,17 @@ public struct SIPCallee: SIPUserAgent, Sendable {
 
         /// A configuration; `contactHost` defaults to `USER.invalid`.
         public init(
-            user: String, domain: String, contactHost: String? = nil, expires: Int = 3600,
-            answerDelay: Duration = .seconds(1), rtpPort: UInt16 = 40_000, userAgent: String = "voipd-softphone"
+            user: String, domain: String, transport: SIPTransport = .tcp, contactHost: String? = nil, contactPort: UInt16? = nil,
+            expires: Int = 3600, wakePolicy: SIPRegistrationSchedule.WakePolicy? = nil, answerDelay: Duration = .seconds(1),
+            rtpPort: UInt16 = 40_000, userAgent: String = "voipd-softphone"
         ) {
             self.user = user
             self.domain = domain
+            self.transport = transport
             self.contactHost = contactHost ?? "\(user).invalid"
+            self.contactPort = contactPort
             self.expires = expires
+            self.wakePolicy = wakePolicy
             self.answerDelay = answerDelay
             self.rtpPort = rtpPort
             self.userAgent = userAgent
@@ -64,14 +78,19 @@ public struct SIPCallee: SIPUserAgent, Sendable {
         /// `sip:DOMAIN`, the Request-URI of REGISTER.
         public var registrarURI: SIPURI { (try? SIPURI(parsing: "sip:\(domain)")) ?? SIPURI(host: domain) }
 
-        /// `<sip:USER@CONTACTHOST;transport=tcp>`
-        public var contact: String { "<sip:\(user)@\(contactHost);transport=tcp>" }
+        /// `<sip:USER@CONTACTHOST[:CONTACTPORT];transport=tcp>` (or `udp`)
+        public var contact: String { SIPMessage.userAgentContact(user: user, host: contactHost, port: contactPort, transport: transport) }
+
+        /// A new top Via for a request: `SIP/2.0/TCP CONTACTHOST[:CONTACTPORT];branch=…;rport`.
+        public func newVia() -> String { SIPMessage.userAgentVia(transport: transport, host: contactHost, port: contactPort) }
     }
 
     /// The timers the callee asks its driver to arm.
     public enum Timer: Hashable, Sendable {
         /// Re-register before the binding expires.
         case registrationRefresh
+        /// Register again after a failed attempt.
+        case registrationRetry
         /// Answer the ringing call.
         case answer
     }
@@ -117,12 +136,17 @@ public struct SIPCallee: SIPUserAgent, Sendable {
     public internal(set) var registrationState: RegistrationState = .unregistered
     /// Where the call stands.
     public internal(set) var callState: CallState = .idle
+    /// How the current registration is refreshed (with a ``Configuration/wakePolicy``): the
+    /// wake interval to ask the supervisor for, and whether the grant is covered.
+    public internal(set) var registrationSchedule: SIPRegistrationSchedule?
 
     // REGISTER refreshes reuse Call-ID and From tag and increase CSeq (RFC 3261 10.2.4).
     let registrationCallID: String
     let registrationFromTag = SIPIdentifiers.tag()
     var registrationCSeq: UInt32 = 0
     var requestedExpires: Int
+    /// The delay before the next attempt after a failed REGISTER.
+    var retryDelay = SIPCallee.firstRetryDelay
     var call: IncomingCall?
 
     /// The INVITE being answered and the dialog it set up.
@@ -138,7 +162,9 @@ public struct SIPCallee: SIPUserAgent, Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.registrationCallID = SIPIdentifiers.callID(host: configuration.contactHost)
-        self.requestedExpires = configuration.expires
+        self.requestedExpires = configuration.wakePolicy.map {
+            SIPRegistrationSchedule.requestedExpiry(configured: configuration.expires, policy: $0)
+        } ?? configuration.expires
     }
 
     /// Handles a message read from the connection: responses to REGISTER and BYE, and
@@ -165,6 +191,7 @@ public struct SIPCallee: SIPUserAgent, Sendable {
     public mutating func timerFired(_ timer: Timer) -> [Action] {
         switch timer {
         case .registrationRefresh: refreshRegistration()
+        case .registrationRetry: retryRegistration()
         case .answer: answer()
         }
     }
@@ -172,7 +199,7 @@ public struct SIPCallee: SIPUserAgent, Sendable {
     /// Handles the loss of the connection: the binding and any call are gone; register
     /// again on a new connection.
     public mutating func connectionLost() -> [Action] {
-        var actions: [Action] = [.cancelTimer(.registrationRefresh), .log("connection lost")]
+        var actions: [Action] = [.cancelTimer(.registrationRefresh), .cancelTimer(.registrationRetry), .log("connection lost")]
         if registrationState != .unregistered {
             registrationState = .unregistered
             actions.append(.report(.unregistered))

@@ -40,13 +40,13 @@ extension SIPCaller {
         guard let invite, let inviteCSeq = invite.cseq?.number else { return [] }
         if let dialog {
             // A retransmitted 2xx: the ACK was lost, send it again.
-            return [.send(dialog.request(.ack, cseq: inviteCSeq, viaHost: configuration.contactHost))]
+            return [.send(dialog.request(.ack, cseq: inviteCSeq, via: configuration.newVia()))]
         }
         guard let dialog = SIPDialog(asCallerOf: invite, response: response) else {
             return [.log("2xx without the headers a dialog needs: \(response.summary)")]
         }
         self.dialog = dialog
-        let ack = dialog.request(.ack, cseq: inviteCSeq, viaHost: configuration.contactHost)
+        let ack = dialog.request(.ack, cseq: inviteCSeq, via: configuration.newVia())
         state = .inCall
         var actions: [Action] = [.send(ack), .report(.answered), .log("answered")]
         if cancelRequested {

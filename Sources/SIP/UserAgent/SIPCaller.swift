@@ -12,8 +12,12 @@ public struct SIPCaller: SIPUserAgent, Sendable {
         public var user: String
         /// The caller's domain, `host` or `host:port`.
         public var domain: String
+        /// The transport of Via and Contact (and of the driver's socket).
+        public var transport: SIPTransport
         /// The host in Contact and Via; unresolvable by default, like ``SIPCallee``'s.
         public var contactHost: String
+        /// The port in Contact and Via, if any.
+        public var contactPort: UInt16?
         /// How long to stay in the call once answered before sending BYE; nil to wait for
         /// ``SIPCaller/hangUp()`` or the callee's BYE.
         public var holdTime: Duration?
@@ -22,19 +26,24 @@ public struct SIPCaller: SIPUserAgent, Sendable {
 
         /// A configuration; `contactHost` defaults to `USER.invalid`.
         public init(
-            target: SIPURI, user: String, domain: String, contactHost: String? = nil, holdTime: Duration? = nil,
-            rtpPort: UInt16 = 40_002
+            target: SIPURI, user: String, domain: String, transport: SIPTransport = .tcp, contactHost: String? = nil,
+            contactPort: UInt16? = nil, holdTime: Duration? = nil, rtpPort: UInt16 = 40_002
         ) {
             self.target = target
             self.user = user
             self.domain = domain
+            self.transport = transport
             self.contactHost = contactHost ?? "\(user).invalid"
+            self.contactPort = contactPort
             self.holdTime = holdTime
             self.rtpPort = rtpPort
         }
 
-        /// `<sip:USER@CONTACTHOST;transport=tcp>`
-        public var contact: String { "<sip:\(user)@\(contactHost);transport=tcp>" }
+        /// `<sip:USER@CONTACTHOST[:CONTACTPORT];transport=tcp>` (or `udp`)
+        public var contact: String { SIPMessage.userAgentContact(user: user, host: contactHost, port: contactPort, transport: transport) }
+
+        /// A new top Via for a request: `SIP/2.0/TCP CONTACTHOST[:CONTACTPORT];branch=…;rport`.
+        public func newVia() -> String { SIPMessage.userAgentVia(transport: transport, host: contactHost, port: contactPort) }
     }
 
     /// The timers the caller asks its driver to arm.
@@ -105,7 +114,7 @@ public struct SIPCaller: SIPUserAgent, Sendable {
         guard state == .idle else { return [.log("call already placed")] }
         let target = configuration.target
         var invite = SIPMessage.userAgentRequest(
-            .invite, uri: target, via: SIPMessage.userAgentVia(host: configuration.contactHost),
+            .invite, uri: target, via: configuration.newVia(),
             from: "<sip:\(configuration.user)@\(configuration.domain)>;tag=\(fromTag)", to: "<\(target)>", callID: callID,
             cseq: 1, extraHeaders: [("Contact", configuration.contact), ("User-Agent", "voipd-caller")])
         invite.attachSessionDescription(SIPSessionDescription.audio(user: configuration.user, port: configuration.rtpPort))
@@ -134,7 +143,7 @@ public struct SIPCaller: SIPUserAgent, Sendable {
     /// Sends BYE if in a call; cancels if still ringing.
     public mutating func hangUp() -> [Action] {
         guard state == .inCall, var dialog else { return isAwaitingAnswer ? cancel() : [] }
-        let bye = dialog.request(.bye, cseq: dialog.nextCSeq(), viaHost: configuration.contactHost)
+        let bye = dialog.request(.bye, cseq: dialog.nextCSeq(), via: configuration.newVia())
         self.dialog = dialog
         state = .hangingUp
         return [.cancelTimer(.hangUp), .send(bye), .log("hanging up")]

@@ -49,7 +49,7 @@ struct SIPDialog: Hashable, Sendable {
     }
 
     /// An in-dialog request (RFC 3261 12.2.1.1), loose or strict routing after the route set.
-    func request(_ method: SIPMethod, cseq: UInt32, viaHost: String, extraHeaders: [(name: String, value: String)] = []) -> SIPMessage {
+    func request(_ method: SIPMethod, cseq: UInt32, via: String, extraHeaders: [(name: String, value: String)] = []) -> SIPMessage {
         var uri = remoteTarget
         var routes = routeSet
         if let first = routes.first, let firstHop = try? SIPNameAddress(parsing: first), !firstHop.uri.parameters.contains("lr") {
@@ -58,7 +58,7 @@ struct SIPDialog: Hashable, Sendable {
             routes = Array(routes.dropFirst()) + ["<\(remoteTarget)>"]
         }
         return .userAgentRequest(
-            method, uri: uri, via: SIPMessage.userAgentVia(host: viaHost), from: localAddress, to: remoteAddress,
+            method, uri: uri, via: via, from: localAddress, to: remoteAddress,
             callID: callID, cseq: cseq, routes: routes, extraHeaders: extraHeaders)
     }
 }

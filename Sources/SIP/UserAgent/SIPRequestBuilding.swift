@@ -18,9 +18,15 @@ extension SIPMessage {
         self.body = body
     }
 
-    /// A Via value for a user agent on a TCP connection; `rport` asks the proxy to note the
-    /// connection's source port (RFC 3581), since `host` may not be resolvable.
-    static func userAgentVia(host: String) -> String {
-        "SIP/2.0/TCP \(host);branch=\(SIPIdentifiers.branch());rport"
+    /// A Via value for a user agent, with a new branch; `rport` asks the next hop to note the
+    /// source port (RFC 3581) and to answer there, since `host` may not be resolvable and a
+    /// TCP connection's source port is not the one in sent-by.
+    static func userAgentVia(transport: SIPTransport, host: String, port: UInt16?) -> String {
+        "SIP/2.0/\(transport) \(port.map { "\(host):\($0)" } ?? host);branch=\(SIPIdentifiers.branch());rport"
+    }
+
+    /// `<sip:USER@HOST[:PORT];transport=udp|tcp>`
+    static func userAgentContact(user: String, host: String, port: UInt16?, transport: SIPTransport) -> String {
+        "<sip:\(user)@\(port.map { "\(host):\($0)" } ?? host);transport=\(transport.parameterValue)>"
     }
 }

@@ -1,31 +1,82 @@
 import SIP
 import Testing
 
+/// How callee and caller reach the proxy: a test argument.
+struct TransportPair: Sendable, CustomTestStringConvertible {
+    var callee: SIPTransport
+    var caller: SIPTransport
+
+    var testDescription: String { "callee over \(callee), caller over \(caller)" }
+
+    /// The combinations the suites run: TCP, UDP, and a TCP caller calling a UDP callee.
+    static let all = [TransportPair(callee: .tcp, caller: .tcp), TransportPair(callee: .udp, caller: .udp), TransportPair(callee: .udp, caller: .tcp)]
+}
+
+/// The scenarios every proxy must pass, by name: a test argument.
+enum CallScenario: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case calleeHangsUp, callerHangsUp, callerHangsUpAfterHoldTime, callerCancels, unknownUserIsNotFound, unregisteredUserIsNotFound
+
+    var testDescription: String { rawValue }
+
+    func run(_ setup: CallSetup) throws {
+        switch self {
+        case .calleeHangsUp: try CallScenarios.calleeHangsUp(setup)
+        case .callerHangsUp: try CallScenarios.callerHangsUp(setup)
+        case .callerHangsUpAfterHoldTime: try CallScenarios.callerHangsUpAfterHoldTime(setup)
+        case .callerCancels: try CallScenarios.callerCancels(setup)
+        case .unknownUserIsNotFound: try CallScenarios.unknownUserIsNotFound(setup)
+        case .unregisteredUserIsNotFound: try CallScenarios.unregisteredUserIsNotFound(setup)
+        }
+    }
+}
+
+/// Where a scenario's proxy listens, and how callee and caller reach it.
+struct CallSetup: Sendable {
+    let port: UInt16
+    var callee: SIPTransport = .tcp
+    var caller: SIPTransport = .tcp
+
+    init(port: UInt16, _ transports: TransportPair = TransportPair(callee: .tcp, caller: .tcp)) {
+        self.port = port
+        callee = transports.callee
+        caller = transports.caller
+    }
+}
+
 /// The end-to-end calls, run against Kamailio and against the embedded SIPRegistrar: a
-/// callee registers over TCP with an unresolvable Contact, a caller on a second connection
-/// calls it through the proxy listening on `port`.
+/// callee registers with the proxy listening on `port` (over TCP with an unresolvable
+/// Contact, reachable only over its connection; over UDP from its bound socket, reachable
+/// at the REGISTER's source address), a caller on another connection or socket calls it
+/// through the proxy.
 enum CallScenarios {
     typealias Callee = UserAgentDriver<SIPCallee>
     typealias Caller = UserAgentDriver<SIPCaller>
 
-    static func registeredCallee(port: UInt16, answerDelay: Duration = .milliseconds(30)) throws -> Callee {
-        let configuration = SIPCallee.Configuration(user: "alice", domain: "127.0.0.1:\(port)", expires: 600, answerDelay: answerDelay)
-        let callee = try Callee(SIPCallee(configuration: configuration), port: port)
+    static func registeredCallee(_ setup: CallSetup, answerDelay: Duration = .milliseconds(30)) throws -> Callee {
+        let callee = try Callee(transport: setup.callee, port: setup.port) { boundPort in
+            SIPCallee(configuration: SIPCallee.Configuration(
+                user: "alice", domain: "127.0.0.1:\(setup.port)", transport: setup.callee, contactHost: boundPort.map { _ in "127.0.0.1" },
+                contactPort: boundPort, expires: 600, answerDelay: answerDelay))
+        }
         try callee.apply { $0.register() }
         try waitUntil([callee], "alice is registered") { callee.agent.registrationState == .registered(expires: 600) }
         return callee
     }
 
-    static func caller(port: UInt16, user: String = "alice", holdTime: Duration? = nil) throws -> Caller {
-        let target = SIPURI(user: user, host: "127.0.0.1", port: port)
-        return try Caller(SIPCaller(configuration: .init(target: target, user: "bob", domain: "127.0.0.1:\(port)", holdTime: holdTime)), port: port)
+    static func caller(_ setup: CallSetup, user: String = "alice", holdTime: Duration? = nil) throws -> Caller {
+        let target = SIPURI(user: user, host: "127.0.0.1", port: setup.port)
+        return try Caller(transport: setup.caller, port: setup.port) { boundPort in
+            SIPCaller(configuration: .init(
+                target: target, user: "bob", domain: "127.0.0.1:\(setup.port)", transport: setup.caller,
+                contactHost: boundPort.map { _ in "127.0.0.1" }, contactPort: boundPort, holdTime: holdTime))
+        }
     }
 
     /// Calls alice and waits until both sides are in the call; checks the INVITE came over
-    /// the callee's REGISTER connection (its only one) and the caller saw 180 and 200.
-    static func establishCall(port: UInt16) throws -> (Callee, Caller) {
-        let callee = try registeredCallee(port: port)
-        let caller = try caller(port: port)
+    /// the callee's REGISTER flow (its only one) and the caller saw 180 and 200.
+    static func establishCall(_ setup: CallSetup) throws -> (Callee, Caller) {
+        let callee = try registeredCallee(setup)
+        let caller = try caller(setup)
         try caller.apply { $0.call() }
         try waitUntil([callee, caller], "the call is established") {
             if case .inCall = callee.agent.callState, caller.agent.state == .inCall { return true }
@@ -41,8 +92,8 @@ enum CallScenarios {
         return (callee, caller)
     }
 
-    static func calleeHangsUp(port: UInt16) throws {
-        let (callee, caller) = try establishCall(port: port)
+    static func calleeHangsUp(_ setup: CallSetup) throws {
+        let (callee, caller) = try establishCall(setup)
         try callee.apply { $0.hangUp() }
         try waitUntil([callee, caller], "the BYE from the callee is answered") {
             callee.agent.callState == .idle && caller.agent.outcome == .answered
@@ -51,8 +102,8 @@ enum CallScenarios {
         #expect(callee.received.contains { $0.statusCode == 200 && $0.cseq?.method == .bye })
     }
 
-    static func callerHangsUp(port: UInt16) throws {
-        let (callee, caller) = try establishCall(port: port)
+    static func callerHangsUp(_ setup: CallSetup) throws {
+        let (callee, caller) = try establishCall(setup)
         try caller.apply { $0.hangUp() }
         try waitUntil([callee, caller], "the BYE from the caller is answered") {
             callee.agent.callState == .idle && caller.agent.outcome == .answered
@@ -61,9 +112,9 @@ enum CallScenarios {
         #expect(callee.events.contains { if case .callEnded(_, "remote hung up") = $0 { true } else { false } })
     }
 
-    static func callerHangsUpAfterHoldTime(port: UInt16) throws {
-        let callee = try registeredCallee(port: port)
-        let caller = try caller(port: port, holdTime: .milliseconds(50))
+    static func callerHangsUpAfterHoldTime(_ setup: CallSetup) throws {
+        let callee = try registeredCallee(setup)
+        let caller = try caller(setup, holdTime: .milliseconds(50))
         try caller.apply { $0.call() }
         try waitUntil([callee, caller], "the call is held and hung up") {
             caller.agent.outcome != nil && callee.agent.callState == .idle
@@ -72,9 +123,9 @@ enum CallScenarios {
         #expect(callee.events.contains { if case .callEstablished = $0 { true } else { false } })
     }
 
-    static func callerCancels(port: UInt16) throws {
-        let callee = try registeredCallee(port: port, answerDelay: .seconds(60))
-        let caller = try caller(port: port)
+    static func callerCancels(_ setup: CallSetup) throws {
+        let callee = try registeredCallee(setup, answerDelay: .seconds(60))
+        let caller = try caller(setup)
         try caller.apply { $0.call() }
         try waitUntil([callee, caller], "the callee rings") { caller.agent.state == .proceeding(statusCode: 180) }
         try caller.apply { $0.cancel() }
@@ -90,22 +141,22 @@ enum CallScenarios {
         try waitUntil([callee, caller], "the 487 is acknowledged") { callee.received.contains { $0.method == .ack } }
     }
 
-    static func unknownUserIsNotFound(port: UInt16) throws {
-        try callIsNotFound(port: port, user: "nobody")
+    static func unknownUserIsNotFound(_ setup: CallSetup) throws {
+        try callIsNotFound(setup, user: "nobody")
     }
 
-    static func callIsNotFound(port: UInt16, user: String) throws {
-        let caller = try caller(port: port, user: user)
+    static func callIsNotFound(_ setup: CallSetup, user: String) throws {
+        let caller = try caller(setup, user: user)
         try caller.apply { $0.call() }
         try waitUntil([caller], "the call fails") { caller.agent.outcome != nil }
         #expect(caller.agent.outcome == .notAnswered(statusCode: 404))
     }
 
-    static func unregisteredUserIsNotFound(port: UInt16) throws {
-        let callee = try registeredCallee(port: port)
+    static func unregisteredUserIsNotFound(_ setup: CallSetup) throws {
+        let callee = try registeredCallee(setup)
         try callee.apply { $0.unregister() }
         try waitUntil([callee], "alice is unregistered") { callee.agent.registrationState == .unregistered }
-        let caller = try caller(port: port)
+        let caller = try caller(setup)
         try caller.apply { $0.call() }
         try waitUntil([callee, caller], "the call fails") { caller.agent.outcome != nil }
         #expect(caller.agent.outcome == .notAnswered(statusCode: 404))
@@ -115,10 +166,11 @@ enum CallScenarios {
     /// The callee's connection closes; once the proxy has noticed (`awaitClose` gets the
     /// callee's local port), a call is refused at once with 404.
     static func closedConnectionIsNotReached(port: UInt16, awaitClose: (UInt16) throws -> Void) throws {
-        let callee = try registeredCallee(port: port)
-        let calleePort = try callee.connection.localPort()
-        callee.connection.close()
+        let callee = try registeredCallee(CallSetup(port: port))
+        let connection = try #require(callee.connection)
+        let calleePort = try connection.localPort()
+        connection.close()
         try awaitClose(calleePort)
-        try callIsNotFound(port: port, user: "alice")
+        try callIsNotFound(CallSetup(port: port), user: "alice")
     }
 }

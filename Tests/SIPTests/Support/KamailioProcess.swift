@@ -25,12 +25,13 @@ final class KamailioProcess {
     let log: ProcessLog
     private var stopped = false
 
-    /// Starts Kamailio and waits until it accepts connections.
-    init() throws {
+    /// Starts Kamailio (also on UDP with `udp`; with the other options of run-kamailio.sh)
+    /// and waits until it accepts connections.
+    init(udp: Bool = false, options: [String] = []) throws {
         guard Self.isInstalled else {
             throw TestFailure("\(Self.binary) is not installed, and CI=true requires the Kamailio tests to run")
         }
-        port = try Self.freePort()
+        port = try Self.freePort(udp: udp)
         var template = Array("/tmp/voipd-kamailio-XXXXXX".utf8CString)
         guard let directory = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
         runDirectory = String(cString: directory)
@@ -39,7 +40,7 @@ final class KamailioProcess {
         // Another test spawning a process meanwhile must not inherit the write end, or the
         // log would not end when this Kamailio does.
         for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        let spawned = Self.spawn([Self.script, "\(port)", runDirectory], stderr: pipeEnds[1])
+        let spawned = Self.spawn([Self.script] + (udp ? ["--udp"] : []) + options + ["\(port)", runDirectory], stderr: pipeEnds[1])
         close(pipeEnds[1])
         log = ProcessLog(reading: pipeEnds[0])
         guard let spawned else { throw TestFailure("posix_spawn \(Self.script) failed") }
@@ -63,11 +64,19 @@ final class KamailioProcess {
         try? FileManager.default.removeItem(atPath: runDirectory)
     }
 
-    // The kernel picks a free port; it is released for Kamailio to bind (SO_REUSEADDR).
-    private static func freePort() throws -> UInt16 {
-        let (fd, port) = try SIPSocket.listen(host: "127.0.0.1", port: 0)
-        close(fd)
-        return port
+    // The kernel picks a free port; it is released for Kamailio to bind (SO_REUSEADDR). With
+    // `udp` the port must be free for UDP too.
+    static func freePort(udp: Bool) throws -> UInt16 {
+        for _ in 0..<16 {
+            let (fd, port) = try SIPSocket.listen(host: "127.0.0.1", port: 0)
+            defer { close(fd) }
+            guard udp else { return port }
+            guard let address = SIPSocketAddress(numericHost: "127.0.0.1", port: port),
+                (try? SIPDatagramSocket(binding: address)) != nil
+            else { continue }
+            return port
+        }
+        throw TestFailure("no port free for both TCP and UDP")
     }
 
     private static func spawn(_ arguments: [String], stderr: Int32) -> pid_t? {

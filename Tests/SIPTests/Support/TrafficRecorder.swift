@@ -23,6 +23,16 @@ final class TrafficRecorder: @unchecked Sendable {
         return events
     }
 
+    /// Waits until the events so far satisfy `condition`, or throws after `timeout`.
+    func waitUntil(_ what: String, timeout: Duration = .seconds(5), _ satisfied: ([SIPTrafficEvent]) -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while !satisfied(events) {
+            guard condition.wait(until: deadline) else { throw TestFailure("timed out waiting for \(what)") }
+        }
+    }
+
     /// Waits until an event satisfies `predicate`, or throws after `timeout`.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(5), _ predicate: (SIPTrafficEvent) -> Bool) throws -> SIPTrafficEvent {
