@@ -14,12 +14,12 @@ import VoipdVocabulary
 /// without `inet_diag`/`udp_diag` and for a program in another network namespace that voipd
 /// may not enter (``ProcNetSocketTable``).
 ///
-/// A diagnostics socket answers for the network namespace it was created in, and serves one
-/// dump: a dump left unread would make the kernel refuse the next one (`EBUSY`), and closing
-/// the socket is the cheapest way to stop one early.
-public struct SocketDiagnostics: ~Copyable {
+/// A diagnostics socket answers for the network namespace it was created in, one dump at a
+/// time: each dump is read to its end (the kernel refuses a new dump while one is unread), so
+/// after a dump that threw, make a new socket.
+public final class SocketDiagnostics {
     let descriptor: FileDescriptor
-    private static let sequence: UInt32 = 1
+    private var sequence: UInt32 = 0
 
     /// A diagnostics socket in the caller's network namespace
     /// (`socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG)`).
@@ -44,10 +44,13 @@ public struct SocketDiagnostics: ~Copyable {
     /// state is in `states`, passed one datagram's worth at a time to `body`, which returns
     /// false to stop early. At most `limit` records are read: past it the dump stops and
     /// `EOVERFLOW` is thrown, so a namespace with millions of sockets cannot hold voipd's loop.
-    /// The socket is closed at the end.
-    public consuming func dump(family: CInt, transport: NetworkSocket.Transport, states: UInt32, limit: Int,
-                              _ body: ([NetworkSocket]) throws -> Bool) throws {
-        let sequence = Self.sequence
+    /// After `body` has said stop, the rest of the dump is read and dropped: in a table with
+    /// few sockets the kernel has walked it all by the first datagram anyway.
+    public func dump(family: CInt, transport: NetworkSocket.Transport, states: UInt32, limit: Int,
+                     _ body: ([NetworkSocket]) throws -> Bool) throws {
+        sequence &+= 1
+        let sequence = sequence
+        var wanted = true
         let request = InetDiagMessages.dumpRequest(family: family, protocol: transport == .tcp ? CInt(IPPROTO_TCP) : CInt(IPPROTO_UDP),
                                                    states: states, sequence: sequence)
         var kernel = sockaddr_nl()
@@ -84,10 +87,10 @@ public struct SocketDiagnostics: ~Copyable {
             switch batch {
             case .sockets(let sockets):
                 read += sockets.count
-                guard try body(sockets) else { return }
+                if wanted { wanted = try body(sockets) }
                 if read >= limit { throw Errno(EOVERFLOW, call: "NETLINK_SOCK_DIAG: more than \(limit) sockets in one table") }
             case .done(let sockets):
-                _ = try body(sockets)
+                if wanted { _ = try body(sockets) }
                 return
             }
         }

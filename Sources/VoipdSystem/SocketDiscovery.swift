@@ -75,9 +75,13 @@ public struct SocketDiscovery: Sendable {
     public var tree: ProcessTree
     /// The TCP and UDP sockets, in the order of their first descriptor.
     public var sockets: [DiscoveredSocket]
-    /// Socket descriptors that are not TCP or UDP (Unix, netlink, raw…) or were not in the
-    /// tables read (a transport not asked for).
+    /// Socket descriptors that are not TCP or UDP (Unix, netlink, raw…), TCP or UDP sockets
+    /// that are in no table (neither bound nor connected yet), and those of a transport not
+    /// asked for.
     public var otherSockets: Int
+    /// The other sockets by the kernel's name of their protocol (`UNIX-STREAM`, `NETLINK`,
+    /// `TCP`…; `unknown` when it could not be read).
+    public var otherProtocols: [String: Int]
     public var descriptorsExamined: Int
     /// Processes whose descriptors could not be read, and why (not those that exited meanwhile).
     public var unreadable: [(pid: pid_t, error: Errno)]
@@ -92,12 +96,14 @@ public struct SocketDiscovery: Sendable {
     public static func discover(root: pid_t, cgroup: String? = nil, transports: Set<NetworkSocket.Transport> = [.tcp, .udp],
                                 limits: SocketDiscoveryLimits = SocketDiscoveryLimits(), netlink: Bool = true) throws -> SocketDiscovery {
         let tree = try cgroup.map { try ProcessTree.inCgroup($0, limit: limits.processes) } ?? ProcessTree.below(root, limit: limits.processes)
-        var discovery = SocketDiscovery(tree: tree, sockets: [], otherSockets: 0, descriptorsExamined: 0, unreadable: [],
+        var discovery = SocketDiscovery(tree: tree, sockets: [], otherSockets: 0, otherProtocols: [:], descriptorsExamined: 0, unreadable: [],
                                         limitsReached: tree.truncated ? [.processes(limits.processes)] : [], tableSources: [])
-        // Inode → holders, and inodes by network namespace (a diagnostics socket sees only its own).
+        // Inode → holders and protocol, and by network namespace (a diagnostics socket sees
+        // only its own) the inodes each table may hold.
         var holders: [UInt64: [DescriptorLocation]] = [:]
+        var protocols: [UInt64: String] = [:]
         var order: [UInt64] = []
-        var namespaces: [NamespaceKey: (pid: pid_t, inodes: Set<UInt64>)] = [:]
+        var namespaces: [NamespaceKey: (pid: pid_t, wanted: [InetTable: Set<UInt64>])] = [:]
         var namespaceOrder: [NamespaceKey] = []
         scanning: for pid in tree.processes {
             let scan: SocketDescriptorScan.Result
@@ -111,16 +117,19 @@ public struct SocketDiscovery: Sendable {
             // A process that exited since its descriptors were read has no namespace left.
             if !scan.sockets.isEmpty, let namespace = NamespaceKey(pid: pid) {
                 if namespaces[namespace] == nil { namespaceOrder.append(namespace) }
-                for (location, inode) in scan.sockets {
-                    if holders[inode] == nil {
+                for entry in scan.sockets {
+                    if holders[entry.inode] == nil {
                         guard order.count < limits.sockets else {
                             discovery.limitsReached.append(.sockets(limits.sockets))
                             break scanning
                         }
-                        order.append(inode)
+                        order.append(entry.inode)
+                        protocols[entry.inode] = entry.protocolName ?? "unknown"
                     }
-                    holders[inode, default: []].append(location)
-                    namespaces[namespace, default: (pid, [])].inodes.insert(inode)
+                    holders[entry.inode, default: []].append(entry.location)
+                    for table in InetTable.tables(holding: entry.protocolName) where transports.contains(table.transport) {
+                        namespaces[namespace, default: (pid, [:])].wanted[table, default: []].insert(entry.inode)
+                    }
                 }
             }
             if scan.truncated {
@@ -130,8 +139,8 @@ public struct SocketDiscovery: Sendable {
         }
         var found: [UInt64: NetworkSocket] = [:]
         for key in namespaceOrder {
-            guard let (pid, inodes) = namespaces[key] else { continue }
-            let (source, tableLimit) = readTables(of: pid, own: key == NamespaceKey(pid: getpid()), inodes: inodes, transports: transports,
+            guard let (pid, wanted) = namespaces[key] else { continue }
+            let (source, tableLimit) = readTables(of: pid, own: key == NamespaceKey(pid: getpid()), wanted: wanted,
                                                   limit: limits.tableEntries, netlink: netlink, into: &found)
             discovery.tableSources.append(source)
             if tableLimit, !discovery.limitsReached.contains(.tableEntries(limits.tableEntries)) {
@@ -143,59 +152,92 @@ public struct SocketDiscovery: Sendable {
                 discovery.sockets.append(DiscoveredSocket(socket: socket, holders: holders[inode] ?? []))
             } else {
                 discovery.otherSockets += 1
+                discovery.otherProtocols[protocols[inode] ?? "unknown", default: 0] += 1
             }
         }
         return discovery
     }
 
-    /// Reads the tables of `pid`'s network namespace until every inode is found. Netlink
-    /// first (in voipd's namespace, or entered from a thread); /proc/PID/net for a table
-    /// netlink refuses. Returns the source and whether a table was cut at the limit.
-    private static func readTables(of pid: pid_t, own: Bool, inodes: Set<UInt64>, transports: Set<NetworkSocket.Transport>, limit: Int,
-                                   netlink: Bool, into found: inout [UInt64: NetworkSocket]) -> (TableSource, Bool) {
-        var missing = inodes
+    /// Reads the tables of `pid`'s network namespace that may hold wanted sockets, each
+    /// until all of its wanted sockets are found. Netlink first (in voipd's namespace, or
+    /// entered from a thread); /proc/PID/net for a table netlink refuses. Returns the source
+    /// and whether a table was cut at the limit.
+    private static func readTables(of pid: pid_t, own: Bool, wanted: [InetTable: Set<UInt64>], limit: Int, netlink: Bool,
+                                   into found: inout [UInt64: NetworkSocket]) -> (TableSource, Bool) {
         var source = netlink ? TableSource.netlink : .procNet(pid: pid, because: Errno(EPERM, call: "netlink not wanted"))
         var cut = false
+        // One diagnostics socket for the namespace: entering another namespace costs a thread.
+        var socket: SocketDiagnostics?
         func diagnostics() throws -> SocketDiagnostics {
-            if own { return try SocketDiagnostics() }
-            let namespace = try openFile("/proc/\(pid)/ns/net", flags: O_RDONLY)
-            return try SocketDiagnostics(inNetworkNamespace: namespace)
+            if let socket { return socket }
+            if own {
+                socket = try SocketDiagnostics()
+            } else {
+                let namespace = try openFile("/proc/\(pid)/ns/net", flags: O_RDONLY)
+                socket = try SocketDiagnostics(inNetworkNamespace: namespace)
+            }
+            return socket!
         }
-        for transport in NetworkSocket.Transport.allCases where transports.contains(transport) {
-            for family in [IPAddress.Family.ipv4, .ipv6] where !missing.isEmpty {
-                // Keeps the program's sockets; true while some are still missing.
-                func collect(_ socket: NetworkSocket) -> Bool {
-                    if missing.remove(socket.inode) != nil { found[socket.inode] = socket }
-                    return !missing.isEmpty
-                }
-                if case .netlink = source {
-                    do {
-                        try diagnostics().dump(family: family == .ipv4 ? AF_INET : AF_INET6, transport: transport,
-                                               states: transport == .tcp ? InetDiagMessages.tcpStatesWithOwners : UInt32.max,
-                                               limit: limit) { batch in batch.allSatisfy(collect) }
-                        continue
-                    } catch let error as Errno where error.rawValue == EOVERFLOW {
-                        cut = true
-                        continue
-                    } catch let error as Errno {
-                        // No inet_diag/udp_diag, or no right to enter the namespace: from
-                        // now on this namespace's tables come from /proc.
-                        source = .procNet(pid: pid, because: error)
-                    } catch {
-                        source = .procNet(pid: pid, because: Errno(EIO, call: "\(error)"))
-                    }
-                }
+        for table in InetTable.allCases {
+            // A socket whose protocol could not be read is wanted from every table until found.
+            var missing = (wanted[table] ?? []).filter { found[$0] == nil }
+            if missing.isEmpty { continue }
+            // Keeps the program's sockets; true while some are still missing.
+            func collect(_ socket: NetworkSocket) -> Bool {
+                if missing.remove(socket.inode) != nil { found[socket.inode] = socket }
+                return !missing.isEmpty
+            }
+            if case .netlink = source {
                 do {
-                    try ProcNetSocketTable.read(pid: pid, transport: transport, family: family, limit: limit, collect)
+                    try diagnostics().dump(family: table.family, transport: table.transport,
+                                           states: table.transport == .tcp ? InetDiagMessages.tcpStatesWithOwners : UInt32.max,
+                                           limit: limit) { batch in batch.allSatisfy(collect) }
+                    continue
                 } catch let error as Errno where error.rawValue == EOVERFLOW {
+                    // The dump was left unread: the next one needs a new socket.
+                    socket = nil
                     cut = true
+                    continue
+                } catch let error as Errno {
+                    // No inet_diag/udp_diag, or no right to enter the namespace: from now on
+                    // this namespace's tables come from /proc.
+                    source = .procNet(pid: pid, because: error)
                 } catch {
-                    // The process exited, or the table could not be read: its sockets stay
-                    // unidentified and are counted among the others.
+                    source = .procNet(pid: pid, because: Errno(EIO, call: "\(error)"))
                 }
+            }
+            do {
+                try ProcNetSocketTable.read(pid: pid, transport: table.transport, family: table.family == AF_INET ? .ipv4 : .ipv6,
+                                            limit: limit, collect)
+            } catch let error as Errno where error.rawValue == EOVERFLOW {
+                cut = true
+            } catch {
+                // The process exited, or the table could not be read: its sockets stay
+                // unidentified and are counted among the others.
             }
         }
         return (source, cut)
+    }
+
+    /// The kernel's four tables of TCP and UDP sockets.
+    private enum InetTable: CaseIterable {
+        case tcp4, tcp6, udp4, udp6
+
+        var transport: NetworkSocket.Transport { self == .tcp4 || self == .tcp6 ? .tcp : .udp }
+        var family: CInt { self == .tcp4 || self == .udp4 ? AF_INET : AF_INET6 }
+
+        /// The tables a socket of this protocol can be in (`system.sockprotoname`): one for
+        /// TCP and UDP, none for any other protocol, all when the name is unknown.
+        static func tables(holding protocolName: String?) -> [InetTable] {
+            switch protocolName {
+            case "TCP": return [.tcp4]
+            case "TCPv6": return [.tcp6]
+            case "UDP": return [.udp4]
+            case "UDPv6": return [.udp6]
+            case nil: return allCases
+            default: return []
+            }
+        }
     }
 
     /// A network namespace's identity: the device and inode of /proc/PID/ns/net.

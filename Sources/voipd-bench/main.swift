@@ -6,6 +6,7 @@ import Glibc
 //   voipd-bench sip [OPTIONS]      INVITE → 180 with the softphone running and suspended
 //   voipd-bench transfer [OPTIONS] a large download through the transfer agent against curl
 //   voipd-bench hibernate [OPTIONS] a stopped app paged out into zram or a swap file, and woken
+//   voipd-bench softphones [OPTIONS] unmodified baresip and linphonec: idle and in-call cost
 // Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
 // `guarded-exec` starts voipd and the floor.
 
@@ -14,6 +15,7 @@ usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench sip [OPTIONS]    (voipd-bench sip --help for the options)
        voipd-bench transfer [OPTIONS]   (voipd-bench transfer --help for the options)
        voipd-bench hibernate [OPTIONS]  (voipd-bench hibernate --help for the options)
+       voipd-bench softphones [OPTIONS] (voipd-bench softphones --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -22,6 +24,7 @@ case "wake": exit(WakeBenchmark.main(Array(arguments.dropFirst())))
 case "sip": exit(SIPBenchmark.main(Array(arguments.dropFirst())))
 case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
 case "hibernate": exit(HibernateBenchmark.main(Array(arguments.dropFirst())))
+case "softphones": exit(SoftphonesBenchmark.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
 case "memory-app": exit(MemoryApp.main(Array(arguments.dropFirst())))
 case "guarded-exec": exit(GuardedExec.main(Array(arguments.dropFirst())))

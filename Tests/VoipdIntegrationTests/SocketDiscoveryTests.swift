@@ -24,7 +24,7 @@ struct SocketDiscoveryTests {
             #expect(found?.holders.first == DescriptorLocation(pid: entry.pid, descriptor: entry.fd), "\(entry.name): \(String(describing: found))")
         }
         #expect(discovery.sockets.count == zoo.sockets.count, "\(discovery.sockets.map(\.description))")
-        #expect(discovery.otherSockets >= 2, "the Unix socket pair")
+        #expect(discovery.otherProtocols["UNIX-STREAM"] == 2, "the Unix socket pair, told apart without a table: \(discovery.otherProtocols)")
 
         func socket(_ name: String) -> NetworkSocket? { discovery.sockets.first { $0.socket.inode == zoo.entry(name).inode }?.socket }
         let peerPort = try Socket.localPort(zoo.peerListener)
@@ -151,6 +151,27 @@ struct SocketDiscoveryTests {
         #expect(few.tree.processes == [zoo.pid] && few.tree.truncated)
         #expect(few.descriptorsExamined == 10)
         #expect(few.limitsReached == [.processes(1), .descriptors(10)])
+    }
+
+    @Test("tables are read only for the protocols found: a TCP-only look leaves UDP sockets aside, Unix sockets cost no table")
+    func onlyTheTablesNeeded() throws {
+        let zoo = try SocketZoo()
+        defer { zoo.stop() }
+        let tcp = try SocketDiscovery.discover(root: zoo.pid, transports: [.tcp])
+        #expect(tcp.sockets.allSatisfy { $0.socket.transport == .tcp })
+        #expect(tcp.sockets.count == zoo.sockets.filter { $0.name.contains("tcp") }.count)
+        #expect(tcp.otherProtocols["UDP"] == 3 && tcp.otherProtocols["UDPv6"] == 1, "\(tcp.otherProtocols)")
+
+        let directory = try makeTemporaryDirectory("voipd-unix-only")
+        defer { removeTree(directory) }
+        let output = try openFile(directory + "/out", flags: O_WRONLY | O_CREAT)
+        let unixOnly = try TestProcess(["/usr/bin/python3", "-c", "import socket, time; pair = socket.socketpair(); print('ready', flush=True); time.sleep(60)"],
+                                       output: output.rawValue)
+        defer { unixOnly.stop() }
+        try waitForText("ready", in: directory + "/out")
+        let local = try SocketDiscovery.discover(root: unixOnly.pid)
+        #expect(local.sockets.isEmpty && local.otherProtocols == ["UNIX-STREAM": 2])
+        #expect(local.tableSources.isEmpty, "no table read")
     }
 
     @Test("the tree of a process that is gone is ESRCH; a cgroup's processes are read from cgroup.procs")

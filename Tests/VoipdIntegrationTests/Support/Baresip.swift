@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Testing
 import VoipdSystem
 
 /// baresip 1.0 (Debian's baresip-core), unmodified, in a private network: configured in a
@@ -8,6 +10,14 @@ import VoipdSystem
 /// directory.
 struct Baresip {
     static let binary = "/usr/bin/baresip"
+    /// Deploy/softphones/baresip.config, which `voipd-bench softphones` uses too.
+    static let template = KamailioServer.script.replacingOccurrences(of: "kamailio/run-kamailio.sh", with: "softphones/baresip.config")
+
+    static func configuration(address: String, sipPort: UInt16, modules: String) throws -> String {
+        let text = try #require(ProcFS.read(template), "\(template) is missing")
+        return text.replacingOccurrences(of: "@ADDRESS@", with: address).replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)")
+            .replacingOccurrences(of: "@MODULES@", with: modules)
+    }
 
     let process: TestProcess
     let log: String
@@ -20,24 +30,8 @@ struct Baresip {
         let directory = network.directory + "/" + name
         mkdir(directory, 0o755)
         log = name + ".log"
-        let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444\n" : ""
-        let config = """
-            poll_method\t\tepoll
-            sip_listen\t\t\(PrivateNetwork.address):\(sipPort)
-            net_interface\t\t\(PrivateNetwork.address)
-            dns_server\t\t127.0.0.1:53
-            rtp_ports\t\t10000-20000
-            audio_player\t\taubridge,nil
-            audio_source\t\taubridge,nil
-            audio_alert\t\taubridge,nil
-            module_path\t\t/usr/lib/baresip/modules
-            module\t\t\tg711.so
-            module\t\t\taubridge.so
-            module_app\t\taccount.so
-            module_app\t\tmenu.so
-            \(control)
-            """
-        try Self.write(config, to: directory + "/config")
+        let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444" : ""
+        try Self.write(Self.configuration(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
         try Self.write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=600;answermode=auto\n", to: directory + "/accounts")
         var arguments = [Self.binary, "-f", directory]
         if let dial { arguments += ["-e", "/dial \(dial)"] }

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Testing
 import VoipdSystem
 
 /// linphonec (Debian's linphone-cli, liblinphone 5.1), unmodified, in a private network with
@@ -20,27 +22,10 @@ final class Linphonec {
         let home = network.directory + "/linphone-home"
         mkdir(home, 0o755)
         for part in ["/.local", "/.local/share", "/.local/share/linphone"] { mkdir(home + part, 0o755) }
-        let configuration = """
-            [sip]
-            sip_port=\(sipPort)
-            sip_tcp_port=0
-            sip_tls_port=0
-            default_proxy=0
-            ipv6=0
-
-            [proxy_0]
-            reg_proxy=<sip:127.0.0.1:\(registrarPort);transport=udp>
-            reg_identity=sip:\(user)@127.0.0.1
-            reg_expires=600
-            reg_sendregister=1
-            publish=0
-
-            [video]
-            enabled=0
-            capture=0
-            display=0
-
-            """
+        let template = KamailioServer.script.replacingOccurrences(of: "kamailio/run-kamailio.sh", with: "softphones/linphonerc")
+        let configuration = try #require(ProcFS.read(template), "\(template) is missing")
+            .replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)").replacingOccurrences(of: "@REGISTRAR_PORT@", with: "\(registrarPort)")
+            .replacingOccurrences(of: "@USER@", with: user)
         let file = try openFile(home + "/linphonerc", flags: O_WRONLY | O_CREAT | O_TRUNC)
         try file.writeAll(Array(configuration.utf8))
         log = "linphonec.log"
