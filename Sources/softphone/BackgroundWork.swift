@@ -12,20 +12,21 @@ final class BackgroundWork {
         case registration
     }
 
-    private let application: VoIPApplication
+    /// Nil without voipd: nothing suspends the app, so no task is needed.
+    private let application: VoIPApplication?
     private var tasks: [Kind: BackgroundTaskIdentifier] = [:]
     /// Called when voipd says the budget is running out: stop the work without waiting on
     /// the network. The task is ended right after.
     var willExpire: (Kind) -> Void = { _ in }
 
-    init(application: VoIPApplication) {
+    init(application: VoIPApplication?) {
         self.application = application
     }
 
     func isRunning(_ kind: Kind) -> Bool { tasks[kind] != nil }
 
     func begin(_ kind: Kind) {
-        guard tasks[kind] == nil else { return }
+        guard let application, tasks[kind] == nil else { return }
         do {
             let id = try application.beginBackgroundTask(name: kind.rawValue) { [unowned self] in expire(kind) }
             guard id != .invalid else { return Log.write("lifecycle", "no background time left for the \(kind.rawValue)") }
@@ -37,7 +38,7 @@ final class BackgroundWork {
     }
 
     func end(_ kind: Kind) {
-        guard let id = tasks.removeValue(forKey: kind) else { return }
+        guard let application, let id = tasks.removeValue(forKey: kind) else { return }
         // Said before, not after: with its last task ended in the background, the app may be
         // stopped before the request returns.
         Log.write("lifecycle", "ending background task \(id.rawValue): \(kind.rawValue)")

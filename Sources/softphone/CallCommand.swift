@@ -1,9 +1,9 @@
 import Glibc
 import SIP
 
-/// `softphone call`: places one call through the registrar with ``SIPCaller``, prints each
-/// message with its time (responses also with the time since the INVITE), hangs up after
-/// the hold time, and reports whether the call was answered.
+/// `softphone call`: places one call through the registrar with ``SIPCaller`` over TCP or
+/// UDP, prints each message with its time (responses also with the time since the INVITE),
+/// hangs up after the hold time, and reports whether the call was answered.
 final class CallCommand {
     enum Timer: Hashable {
         case caller(SIPCaller.Timer)
@@ -14,9 +14,8 @@ final class CallCommand {
     }
 
     let options: CallOptions
-    private var caller: SIPCaller
-    private var connection: TCPConnection?
-    private var framer = SIPStreamFramer()
+    private let sockets: SIPSockets
+    private var stack: SIPUserAgentStack<SIPCaller, SIPFlow>?
     private var timers = TimerTable<Timer>()
     private var inviteSentAt: ContinuousClock.Instant?
     // Time enough, after giving up, for the 487 to the CANCEL and the BYE's answer.
@@ -24,40 +23,61 @@ final class CallCommand {
 
     init(options: CallOptions) {
         self.options = options
-        caller = SIPCaller(configuration: SIPCaller.Configuration(
-            target: options.target, user: options.from, domain: options.registrar.description, holdTime: options.hold))
+        sockets = SIPSockets(transport: options.transport)
     }
+
+    private var caller: SIPCaller? { stack?.agent }
 
     /// Runs the call; the exit status (0: answered).
     func run() -> Int32 {
+        var configuration = SIPCaller.Configuration(
+            target: options.target, user: options.from, domain: options.registrar.description, transport: options.transport,
+            holdTime: options.hold)
+        let outbound: SIPFlow
         do {
-            let opened = try TCPConnection.connect(to: options.registrar, timeout: .seconds(5))
-            connection = opened
-            Log.write("call", "connected to \(opened.remoteAddress) from \(opened.localAddress)")
+            switch options.transport {
+            case .tcp:
+                let (flow, events) = try sockets.connectOutbound(to: options.registrar, timeout: .seconds(5))
+                outbound = flow
+                handle(events)
+            case .udp:
+                let registrar = try SIPSocketAddress.resolve(host: options.registrar.host, port: options.registrar.port)
+                handle(try sockets.openDatagrams(binding: SIPDatagramSocket.localAddress(toward: registrar).with(port: 0), connectingTo: registrar))
+                guard let bound = sockets.datagrams?.localAddress else { throw NetworkError("udp", reason: "no socket") }
+                configuration.contactHost = bound.uriHost
+                configuration.contactPort = bound.port
+                outbound = .datagram(registrar)
+                Log.write("call", "sending from UDP \(bound) to \(registrar)")
+            }
         } catch {
             Log.write("call", "cannot reach the registrar: \(error)")
             return 1
         }
+        stack = SIPUserAgentStack(SIPCaller(configuration: configuration), transport: options.transport, outbound: outbound)
         let giveUpAfter = min(options.cancelAfter ?? options.timeout, options.timeout)
         timers.arm(.giveUp, after: giveUpAfter)
         timers.arm(.deadline, after: giveUpAfter + options.hold + Self.grace)
         inviteSentAt = .now
-        perform(caller.call())
-        while caller.outcome == nil, connection != nil, waitAndHandle() {}
+        perform { $0.apply { $0.call() } }
+        while caller?.outcome == nil, !sockets.descriptors.isEmpty, waitAndHandle() {}
         return finish()
     }
 
     /// One wait and what it brought; false when the deadline passed.
     private func waitAndHandle() -> Bool {
-        guard let current = connection else { return false }
-        var descriptor = pollfd(fd: current.fd, events: Int16(POLLIN), revents: 0)
-        if poll(&descriptor, 1, pollTimeout(until: timers.earliest)) > 0 { read(current) }
-        for timer in timers.takeDue(at: .now) {
+        let fds = sockets.descriptors
+        var descriptors = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        if poll(&descriptors, nfds_t(descriptors.count), pollTimeout(until: earliest(timers.earliest, stack?.nextDeadline()))) > 0 {
+            for (fd, descriptor) in zip(fds, descriptors) where descriptor.revents != 0 { handle(sockets.readAvailable(fd)) }
+        }
+        let now = ContinuousClock.now
+        perform { $0.expire(at: now) }
+        for timer in timers.takeDue(at: now) {
             switch timer {
-            case .caller(let callerTimer): perform(caller.timerFired(callerTimer))
-            case .giveUp where !caller.wasAnswered:
+            case .caller(let callerTimer): perform { $0.timerFired(callerTimer, at: now) }
+            case .giveUp where caller?.wasAnswered == false:
                 Log.write("call", "not answered in time: cancelling")
-                perform(caller.cancel())
+                perform { $0.apply { $0.cancel() } }
             case .giveUp: break
             case .deadline: return false
             }
@@ -65,25 +85,19 @@ final class CallCommand {
         return true
     }
 
-    private func read(_ current: TCPConnection) {
-        switch current.read() {
-        case .nothing:
-            return
-        case .closed(let reason):
-            Log.write("call", "connection lost: \(reason)")
-            connection = nil
-            perform(caller.connectionLost())
-        case .bytes(let bytes):
-            framer.append(bytes)
-            do {
-                while let item = try framer.next() {
-                    guard case .message(let message) = item else { continue }
-                    Log.write("call", "received \(message.summary)\(sinceInvite(message))")
-                    perform(caller.receive(message))
-                }
-            } catch {
-                Log.write("call", "unreadable SIP: \(error)")
-                connection = nil
+    private func handle(_ events: [SIPSockets.Event]) {
+        for event in events {
+            switch event {
+            case .message(let message, let flow):
+                Log.write("call", "received \(message.summary)\(sinceInvite(message))")
+                perform { $0.receive(message, from: flow) }
+            case .closed(_, let flow, let reason):
+                Log.write("call", "connection lost: \(reason)")
+                perform { $0.flowClosed(flow) }
+            case .opened:
+                break
+            case .log(let text):
+                Log.write("call", text)
             }
         }
     }
@@ -94,18 +108,16 @@ final class CallCommand {
         return ", \((milliseconds * 1000).rounded() / 1000) ms after the INVITE"
     }
 
-    private func perform(_ actions: [SIPCaller.Action]) {
-        for action in actions {
-            switch action {
-            case .send(let message):
-                guard let connection else { continue }
+    private func perform(_ step: (inout SIPUserAgentStack<SIPCaller, SIPFlow>) -> [SIPUserAgentStack<SIPCaller, SIPFlow>.Output]) {
+        guard stack != nil else { return }
+        var socketEvents: [SIPSockets.Event] = []
+        for output in step(&stack!) {
+            switch output {
+            case .transmit(let message, let flow):
                 let time = Log.timestamp()
-                do {
-                    try connection.send(message.serialized())
-                    Log.write("call", "sent \(message.summary)", at: time)
-                } catch {
-                    Log.write("call", "cannot send \(message.summary): \(error)")
-                }
+                let events = sockets.send(message, to: flow)
+                socketEvents += events
+                if events.isEmpty { Log.write("call", "sent \(message.summary)", at: time) }
             case .startTimer(let timer, let delay): timers.arm(.caller(timer), after: delay)
             case .cancelTimer(let timer): timers.cancel(.caller(timer))
             case .report: break
@@ -114,10 +126,11 @@ final class CallCommand {
             case .log(let text): Log.write("call", text)
             }
         }
+        handle(socketEvents)
     }
 
     private func finish() -> Int32 {
-        switch caller.outcome {
+        switch caller?.outcome {
         case .answered?:
             Log.write("call", "the call was answered and has ended")
         case .notAnswered(let status?)?:
@@ -125,8 +138,8 @@ final class CallCommand {
         case .notAnswered(nil)?:
             Log.write("call", "the call was not answered")
         case nil:
-            Log.write("call", caller.wasAnswered ? "the call was answered; its end was not confirmed" : "no final answer in time")
+            Log.write("call", caller?.wasAnswered == true ? "the call was answered; its end was not confirmed" : "no final answer in time")
         }
-        return caller.wasAnswered ? 0 : 1
+        return caller?.wasAnswered == true ? 0 : 1
     }
 }

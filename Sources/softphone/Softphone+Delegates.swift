@@ -6,9 +6,9 @@ import VoipClient
 extension Softphone: VoIPApplicationDelegate {
     func applicationDidEnterBackground(_ application: VoIPApplication) {
         // TN2277: nothing here may wait on the network. The presence protocol's quiescent
-        // mode is not polling; the SIP connection is voipd's to watch from now on.
+        // mode is not polling; the SIP sockets are voipd's to watch from now on.
         presence?.pause()
-        Log.write("lifecycle", "quiesced: presence polls paused, the SIP connection left to voipd")
+        Log.write("lifecycle", "quiesced: presence polls paused, the SIP sockets left to voipd")
     }
 
     func applicationWillEnterForeground(_ application: VoIPApplication) {
@@ -16,7 +16,7 @@ extension Softphone: VoIPApplicationDelegate {
     }
 
     // voipd restarting is not the app's business: it keeps its calls and its SIP
-    // connection, and the client library registers the connection again.
+    // sockets, and the client library registers them again.
     func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {
         Log.write("lifecycle", "voipd went away; running unsupervised until it is back")
     }
@@ -28,28 +28,43 @@ extension Softphone: VoIPApplicationDelegate {
 
     func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {
         Log.write("sip", "voipd, back, refused the VoIP socket \(name): \(error)")
+        noteVoIPSocket(name, detail: nil, refusal: "\(error)")
     }
 }
 
 extension Softphone: SIPLinkDelegate {
-    func sipLink(_ link: SIPLink, didOpen connection: TCPConnection) {
+    func sipLink(_ link: SIPLink, didOpen role: SIPSocketRole, fd: Int32, detail: String) {
+        guard let application else { return }
+        let name = role.voipSocketName
         do {
-            try application.registerVoIPSocket(connection.fd, name: Self.sipSocketName)
-            Log.write("sip", "handed to voipd as VoIP socket \"\(Self.sipSocketName)\"")
+            try application.registerVoIPSocket(fd, name: name)
+            Log.write("sip", "handed to voipd as VoIP socket \"\(name)\" (\(detail))")
+            noteVoIPSocket(name, detail: detail, refusal: nil)
         } catch {
-            Log.write("sip", "voipd refused the VoIP socket: \(error)")
+            // voipd may refuse a kind of socket it cannot hold (a listening or unconnected
+            // one): the softphone works on, but while it is suspended nothing arriving on
+            // that socket wakes it.
+            Log.write("sip", "WARNING: voipd refused the VoIP socket \"\(name)\" (\(detail)): \(error); while suspended, nothing arriving on it wakes this phone")
+            noteVoIPSocket(name, detail: detail, refusal: "\(error)")
         }
     }
 
-    func sipLink(_ link: SIPLink, didLose connection: TCPConnection, reason: String) {
-        // voipd's duplicate would keep the dead connection open, and the name taken.
-        do {
-            try application.unregisterVoIPSocket(name: Self.sipSocketName)
-        } catch {
-            Log.write("sip", "releasing the VoIP socket: \(error)")
+    func sipLink(_ link: SIPLink, didClose role: SIPSocketRole, reason: String) {
+        let name = role.voipSocketName
+        let wasHeld = status.voipSockets.first { $0.name == name }?.held ?? false
+        status.voipSockets.removeAll { $0.name == name }
+        reportStatus()
+        guard let application else { return }
+        if wasHeld {
+            // voipd's duplicate would keep the dead connection open, and the name taken.
+            do {
+                try application.unregisterVoIPSocket(name: name)
+            } catch {
+                Log.write("sip", "releasing the VoIP socket \(name): \(error)")
+            }
         }
         // The reconnection and its REGISTER must not be cut short by a suspension.
-        work.begin(.registration)
+        if role == .registrarConnection { work.begin(.registration) }
     }
 
     func sipLinkDidSendRegister(_ link: SIPLink) {
@@ -58,7 +73,10 @@ extension Softphone: SIPLinkDelegate {
 
     func sipLink(_ link: SIPLink, didReport event: SIPCallee.Event) {
         switch event {
-        case .registered, .registrationFailed:
+        case .registered(let expires):
+            followGrant(expires)
+            work.end(.registration)
+        case .registrationFailed:
             work.end(.registration)
         case .unregistered:
             break
@@ -70,5 +88,51 @@ extension Softphone: SIPLinkDelegate {
             timers.cancel(.hangUp)
             work.end(.call)
         }
+    }
+
+    private func noteVoIPSocket(_ name: String, detail: String?, refusal: String?) {
+        let previous = status.voipSockets.first { $0.name == name }
+        status.voipSockets.removeAll { $0.name == name }
+        status.voipSockets.append(.init(name: name, detail: detail ?? previous?.detail ?? "", held: refusal == nil, refusal: refusal))
+        status.voipSockets.sort { $0.name < $1.name }
+        reportStatus()
+    }
+
+    /// The registrar granted `expires` seconds: keep the keep-alive short enough that a
+    /// suspended phone registers again before the grant runs out, and say so loudly when
+    /// the grant is shorter than the keep-alive, and louder when even the shortest
+    /// keep-alive voipd permits cannot cover it.
+    private func followGrant(_ expires: Int) {
+        guard let callee = sip.callee else { return }
+        guard let schedule = callee.registrationSchedule else {
+            // Unsupervised: the softphone's own timer refreshes.
+            status.registration = .init(
+                requestedExpires: callee.configuration.expires, grantedExpires: expires,
+                refreshSeconds: Int(SIPCallee.refreshDelay(forGrantedExpiry: expires).components.seconds), keepAliveSeconds: nil,
+                keepAliveLowered: false, lapseSeconds: 0)
+            return reportStatus()
+        }
+        let previous = status.registration
+        let policy = SIPRegistrationSchedule.WakePolicy(preferred: options.keepAlive, shortest: options.keepAliveMinimum)
+        let requested = SIPRegistrationSchedule.requestedExpiry(configured: options.expires, policy: policy)
+        var warning: String?
+        if !schedule.coversGrant {
+            warning = "the registrar grants \(expires) s, but the shortest keep-alive voipd permits this app is \(options.keepAliveMinimum) s (--keep-alive-minimum): while suspended, this phone may be unregistered, and miss calls, for up to \(schedule.lapse) s before each keep-alive; lower the keep-alive minimum for this app (then pass it with --keep-alive-minimum) or make the registrar grant at least \(SIPRegistrationSchedule.shortestCoveredGrant(policy: policy)) s"
+        }
+        if previous?.grantedExpires != expires || previous?.keepAliveSeconds != schedule.wakeInterval {
+            if let warning {
+                Log.write("registration", "WARNING: \(warning)")
+            } else if schedule.isWakeIntervalLowered {
+                Log.write("registration", "WARNING: the registrar grants \(expires) s, less than the keep-alive of \(options.keepAlive) s needs: keep-alive lowered to \(schedule.wakeInterval) s, so that a suspended phone registers again in time")
+            } else {
+                Log.write("registration", "granted \(expires) s: keep-alive every \(schedule.wakeInterval) s, refresh after \(schedule.refreshDelay) s while running")
+            }
+        }
+        if keepAliveSeconds != schedule.wakeInterval { setKeepAlive(schedule.wakeInterval) }
+        status.registration = .init(
+            requestedExpires: requested, grantedExpires: expires, refreshSeconds: schedule.refreshDelay, keepAliveSeconds: keepAliveSeconds,
+            keepAliveLowered: schedule.isWakeIntervalLowered, lapseSeconds: schedule.lapse,
+            warning: keepAliveSeconds == schedule.wakeInterval ? warning : "voipd refused a keep-alive every \(schedule.wakeInterval) s")
+        reportStatus()
     }
 }

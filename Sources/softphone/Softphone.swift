@@ -2,36 +2,44 @@ import Glibc
 import SIP
 import VoipClient
 
-/// The softphone under voipd: a SIP user agent whose only way in is the TCP connection it
-/// opened for REGISTER, handed to voipd as its VoIP socket "sip", plus an ordinary presence
-/// connection that voipd may reclaim.
+/// The softphone: a SIP user agent (``SIPLink``) that registers with a registrar and
+/// answers the calls that come, plus an ordinary presence connection that voipd may reclaim.
 ///
-/// One thread, one poll() loop: voipd's control connection, the SIP connection, the
-/// presence connection and the timers.
+/// Under voipd (the default) its SIP sockets are handed to voipd as VoIP sockets, so that
+/// anything arriving on them wakes the suspended app, and a keep-alive wakes it to register
+/// again before the registrar's grant runs out. With `--unsupervised` it runs on its own,
+/// never suspended, and refreshes its registration on its own timer.
+///
+/// One thread, one poll() loop: voipd's control connection, the SIP sockets, the presence
+/// connection and the timers.
 final class Softphone {
-    /// The name the SIP connection is registered under with voipd.
-    static let sipSocketName = "sip"
-
     enum Timer: Hashable {
         /// --hang-up-after is over.
         case hangUp
     }
 
     let options: SoftphoneOptions
-    let application: VoIPApplication
+    /// Nil with `--unsupervised`.
+    let application: VoIPApplication?
     let sip: SIPLink
     let presence: PresenceLink?
     let work: BackgroundWork
     var timers = TimerTable<Timer>()
+    /// What it reports about itself (logged as `status:` when it changes).
+    var status: SoftphoneStatus
+    /// The keep-alive interval voipd has now, in seconds.
+    var keepAliveSeconds: Int?
 
-    /// Connects to voipd (the name and socket come from the environment voipd launched it with).
+    /// Connects to voipd (the name and socket come from the environment voipd launched it
+    /// with), unless `--unsupervised`.
     init(options: SoftphoneOptions) throws {
         self.options = options
-        application = try VoIPApplication()
-        sip = SIPLink(registrar: options.registrar, configuration: options.calleeConfiguration)
+        application = options.unsupervised ? nil : try VoIPApplication()
+        sip = SIPLink(settings: options.linkSettings)
         presence = options.presence.map { PresenceLink(server: $0, user: options.user, interval: options.presenceInterval) }
         work = BackgroundWork(application: application)
-        application.delegate = self
+        status = SoftphoneStatus(transport: options.transport.rawValue, contact: "", supervised: application != nil)
+        application?.delegate = self
         sip.delegate = self
         work.willExpire = { [unowned self] kind in
             // No time to wait for the BYE's answer: the call is over for us.
@@ -39,10 +47,16 @@ final class Softphone {
         }
     }
 
-    /// Runs until voipd ends the app; the process's exit status.
+    /// Runs until voipd ends the app (or, unsupervised, until the process is killed); the
+    /// process's exit status.
     func run() -> Int32 {
-        start()
-        while !application.terminationRequested {
+        do {
+            try start()
+        } catch {
+            Log.write("sip", "cannot start: \(error)")
+            return 1
+        }
+        while !(application?.terminationRequested ?? false) {
             do {
                 try turn()
             } catch let error as VoipdError where error == .disconnected {
@@ -58,40 +72,80 @@ final class Softphone {
         return 0
     }
 
-    private func start() {
-        let status = application.initialStatus
-        Log.write("lifecycle", "connected to voipd as \(application.name) (pid \(getpid()), \(status.state.rawValue), launch \(status.launches))")
-        do {
-            try application.setKeepAliveTimeout(options.keepAlive / .seconds(1)) { [unowned self] in keepAliveFired() }
-        } catch {
-            Log.write("lifecycle", "no keep-alive: \(error)")
-        }
-        if status.state == .background {
-            // Relaunched in the background (by data or a keep-alive): quiescent from the start.
-            presence?.pause()
-        }
-        if let restored = application.takeRestoredSocket(named: Self.sipSocketName) {
-            sip.adopt(restored.release())
+    private func start() throws {
+        var restored: [(SIPSocketRole, Int32)] = []
+        if let application {
+            let initial = application.initialStatus
+            Log.write("lifecycle", "connected to voipd as \(application.name) (pid \(getpid()), \(initial.state.rawValue), launch \(initial.launches))")
+            setKeepAlive(options.keepAlive)
+            if initial.state == .background {
+                // Relaunched in the background (by data or a keep-alive): quiescent from the start.
+                presence?.pause()
+            }
+            restored = takeRestoredSockets(application)
         } else {
-            sip.connectAndRegister()
+            Log.write("lifecycle", "unsupervised: no voipd, never suspended; registrations refreshed on the softphone's own timer")
         }
+        try sip.start(restoring: restored)
+        status.contact = sip.callee?.configuration.contact ?? ""
+        reportStatus()
         presence?.connect()
     }
 
+    // The SIP sockets voipd held for an earlier run of this app, by the role their name says.
+    private func takeRestoredSockets(_ application: VoIPApplication) -> [(SIPSocketRole, Int32)] {
+        application.restoredSocketNames.compactMap { name in
+            guard let descriptor = application.takeRestoredSocket(named: name) else { return nil }
+            let isDatagram = Self.socketType(descriptor.rawValue) == Int32(SOCK_DGRAM.rawValue)
+            guard let role = SIPSocketRole(voipSocketName: name, isDatagram: isDatagram) else {
+                Log.write("lifecycle", "voipd handed back a socket named \(name) that is not the softphone's; closed")
+                return nil
+            }
+            if role == .listener, options.listen == nil || options.transport == .udp {
+                Log.write("lifecycle", "voipd handed back \(role) but this run does not listen over TCP; closed")
+                return nil
+            }
+            status.voipSockets.append(.init(name: name, detail: "handed back by voipd", held: true))
+            return (role, descriptor.release())
+        }
+    }
+
+    private static func socketType(_ fd: Int32) -> Int32 {
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 ? type : -1
+    }
+
+    // Between acknowledging didEnterBackground and the SIGSTOP of voipd's suspension, this
+    // loop keeps running, and this is what it may do then: read any SIP socket that became
+    // readable and handle each complete message it read to the end (an INVITE: 100 and 180
+    // sent, the call's background task begun); read voipd's events; send on the network but
+    // never wait on it, nor on voipd for more than a reply. It may be stopped at any
+    // instruction of that. Nothing is lost by a stop: the process resumes where it stopped,
+    // with the bytes it read in its framers and its transactions and timers in memory
+    // (deadlines on the monotonic clock fall due at once), and finishes what it had begun.
+    // That it is resumed at all for a message it read after acknowledging is voipd's
+    // promise (issue 10 part 1; docs/LIFECYCLE.md); a message still unread is voipd's to
+    // wake it for anyway.
+
     /// One wait and what it brought.
     private func turn() throws {
-        // Fixed slots; poll() skips a negative descriptor.
-        var descriptors = [application.fileDescriptor, sip.fileDescriptor ?? -1, presence?.fileDescriptor ?? -1].map {
-            pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
-        }
-        let timeout = application.hasBufferedMessages ? 0 : pollTimeout(until: nextDeadline)
+        let controlFD = application?.fileDescriptor ?? -1
+        let presenceFD = presence?.fileDescriptor ?? -1
+        let sipFDs = sip.descriptors
+        // poll() skips a negative descriptor.
+        var descriptors = ([controlFD, presenceFD] + sipFDs).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let buffered = application?.hasBufferedMessages ?? false
+        let timeout = buffered ? 0 : pollTimeout(until: nextDeadline)
         if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR {
             throw NetworkError("poll")
         }
-        if descriptors[1].revents != 0 { sip.readAvailable() }
-        if descriptors[2].revents != 0 { presence?.readAvailable() }
+        for (fd, descriptor) in zip(sipFDs, descriptors.dropFirst(2)) where descriptor.revents != 0 {
+            sip.readAvailable(fd)
+        }
+        if descriptors[1].revents != 0 { presence?.readAvailable() }
         fireDueTimers()
-        if descriptors[0].revents != 0 || application.hasBufferedMessages { try handleEvents() }
+        if descriptors[0].revents != 0 || buffered { try handleEvents() }
     }
 
     private var nextDeadline: ContinuousClock.Instant? {
@@ -114,13 +168,16 @@ final class Softphone {
     /// Handles voipd's events in order, each acknowledged once handled, as returning from a
     /// UIKit delegate method does.
     private func handleEvents() throws {
+        guard let application else { return }
         while let event = try application.nextEvent(timeoutMilliseconds: 0) {
             var detail = ""
             if let socket = event.socket {
                 detail = " \(socket.name) (\(socket.bytesAvailable) bytes\(socket.peerClosed ? ", peer closed" : ""))"
-                // A wake is acknowledged only after the data it announces is read: a call it
-                // brings must hold its background task before voipd may suspend the app again.
-                sip.readAvailable()
+                // A wake is acknowledged only after what it announces is read and handled, on
+                // every SIP socket (a listener's connection accepted, every datagram read): a
+                // call it brings must hold its background task before voipd may suspend the
+                // app again, and a connection accepted is held by voipd before then.
+                sip.readEverything()
             }
             Log.write("lifecycle", "\(event.kind.rawValue)\(detail), now \(event.state.rawValue): \(event.reason)")
             application.dispatch(event)
@@ -129,8 +186,31 @@ final class Softphone {
         }
     }
 
-    private func keepAliveFired() {
+    func keepAliveFired() {
         Log.write("lifecycle", "keep-alive: registering again")
         sip.refreshRegistration()
     }
+
+    /// Asks voipd for a keep-alive every `seconds`; says so loudly if it refuses.
+    func setKeepAlive(_ seconds: Int) {
+        guard let application else { return }
+        do {
+            try application.setKeepAliveTimeout(Double(seconds)) { [unowned self] in keepAliveFired() }
+            keepAliveSeconds = seconds
+            Log.write("lifecycle", "keep-alive every \(seconds) s")
+        } catch {
+            Log.write("lifecycle", "WARNING: voipd refused a keep-alive every \(seconds) s: \(error)")
+            status.registration?.warning = "voipd refused a keep-alive every \(seconds) s: \(error)"
+        }
+    }
+
+    /// Logs the status line if it changed since the last one.
+    func reportStatus() {
+        let line = status.json
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        Log.write("status", line)
+    }
+
+    private var lastStatusLine = ""
 }

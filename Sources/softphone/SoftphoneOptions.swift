@@ -26,6 +26,31 @@ struct ArgumentReader {
         return address
     }
 
+    /// A numeric `ADDRESS:PORT` to bind (port 0 for any), not a wildcard address: a Contact
+    /// points there.
+    mutating func socketAddress(of flag: String) throws(UsageError) -> SIPSocketAddress {
+        let text = try value(of: flag)
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+            let address = SIPSocketAddress(numericHost: String(text[..<colon]), port: port)
+        else { throw UsageError(description: "\(flag) needs a numeric ADDRESS:PORT such as 127.0.0.1:5062 or [::1]:0, not \(text)") }
+        guard address != address.unspecified.with(port: port) else {
+            throw UsageError(description: "\(flag) needs the address the registrar reaches the phone at, not \(address.host)")
+        }
+        return address
+    }
+
+    mutating func transport(of flag: String) throws(UsageError) -> SIPTransport {
+        let text = try value(of: flag)
+        guard let transport = SIPTransport(name: text) else { throw UsageError(description: "\(flag) needs udp or tcp, not \(text)") }
+        return transport
+    }
+
+    mutating func wholeSeconds(of flag: String) throws(UsageError) -> Int {
+        let text = try value(of: flag)
+        guard let value = Int(text), value > 0 else { throw UsageError(description: "\(flag) needs a positive number of seconds, not \(text)") }
+        return value
+    }
+
     mutating func seconds(of flag: String) throws(UsageError) -> Duration {
         let text = try value(of: flag)
         guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
@@ -44,7 +69,15 @@ struct SoftphoneOptions {
     var presence: HostPort?
     var presenceInterval: Duration = .seconds(10)
     var expires = 3600
-    var keepAlive: Duration = .seconds(600)
+    /// The keep-alive interval it asks voipd for, in seconds (lowered when the registrar
+    /// grants less).
+    var keepAlive = 600
+    /// The shortest keep-alive interval voipd permits this app (its `keepAliveMinimum`).
+    var keepAliveMinimum = 600
+    var transport = SIPTransport.tcp
+    var listen: SIPSocketAddress?
+    /// Run without voipd: never suspended, nothing to register sockets with.
+    var unsupervised = false
 
     init(parsing arguments: [String]) throws(UsageError) {
         var reader = ArgumentReader(arguments)
@@ -58,11 +91,12 @@ struct SoftphoneOptions {
             case "--hang-up-after": hangUpAfter = try reader.seconds(of: argument)
             case "--presence": presence = try reader.address(of: argument)
             case "--presence-interval": presenceInterval = try reader.seconds(of: argument)
-            case "--expires":
-                let text = try reader.value(of: argument)
-                guard let value = Int(text), value > 0 else { throw UsageError(description: "--expires needs a positive number, not \(text)") }
-                expires = value
-            case "--keep-alive": keepAlive = try reader.seconds(of: argument)
+            case "--expires": expires = try reader.wholeSeconds(of: argument)
+            case "--keep-alive": keepAlive = try reader.wholeSeconds(of: argument)
+            case "--keep-alive-minimum": keepAliveMinimum = try reader.wholeSeconds(of: argument)
+            case "--transport": transport = try reader.transport(of: argument)
+            case "--listen": listen = try reader.socketAddress(of: argument)
+            case "--unsupervised": unsupervised = true
             default: throw UsageError(description: "unknown argument \(argument)")
             }
         }
@@ -72,9 +106,15 @@ struct SoftphoneOptions {
         self.user = user
     }
 
-    /// The callee's configuration: the registrar is the domain, the Contact unresolvable.
-    var calleeConfiguration: SIPCallee.Configuration {
-        SIPCallee.Configuration(user: user, domain: registrar.description, expires: expires, answerDelay: answerAfter)
+    /// The SIP link's settings: the registrar is the domain; the Contact is decided once the
+    /// sockets are open. Under voipd, registrations are scheduled around the keep-alive.
+    var linkSettings: SIPLinkSettings {
+        let wakePolicy = unsupervised ? nil : SIPRegistrationSchedule.WakePolicy(preferred: keepAlive, shortest: keepAliveMinimum)
+        return SIPLinkSettings(
+            registrar: registrar, transport: transport, listen: listen,
+            callee: SIPCallee.Configuration(
+                user: user, domain: registrar.description, transport: transport, expires: expires, wakePolicy: wakePolicy,
+                answerDelay: answerAfter))
     }
 }
 
@@ -86,6 +126,7 @@ struct CallOptions {
     var from = "caller"
     var cancelAfter: Duration?
     var timeout: Duration = .seconds(30)
+    var transport = SIPTransport.tcp
 
     init(parsing arguments: [String]) throws(UsageError) {
         var reader = ArgumentReader(arguments)
@@ -98,6 +139,7 @@ struct CallOptions {
             case "--from": from = try reader.value(of: argument)
             case "--cancel-after": cancelAfter = try reader.seconds(of: argument)
             case "--timeout": timeout = try reader.seconds(of: argument)
+            case "--transport": transport = try reader.transport(of: argument)
             default:
                 guard target == nil, !argument.hasPrefix("-"), let uri = try? SIPURI(parsing: argument), uri.user != nil else {
                     throw UsageError(description: "unexpected argument \(argument) (the target is sip:USER@HOST:PORT)")

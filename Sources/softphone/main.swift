@@ -1,6 +1,7 @@
 import Glibc
 
-// softphone: a SIP user agent over TCP under voipd, or (`softphone call`) a caller.
+// softphone: a SIP user agent over TCP or UDP under voipd (or on its own), or
+// (`softphone call`) a caller.
 // See Usage.swift for the command line.
 
 signal(SIGPIPE, SIG_IGN)
@@ -15,12 +16,12 @@ do {
         exit(CallCommand(options: try CallOptions(parsing: arguments)).run())
     }
     let options = try SoftphoneOptions(parsing: arguments)
-    Log.write("start", "user \(options.user), registrar \(options.registrar)\(options.presence.map { ", presence \($0)" } ?? "")")
+    Log.write("start", "user \(options.user), registrar \(options.registrar) over \(options.transport)\(options.listen.map { ", listening at \($0)" } ?? "")\(options.presence.map { ", presence \($0)" } ?? "")")
     let phone: Softphone
     do {
         phone = try Softphone(options: options)
     } catch {
-        Log.write("start", "cannot connect to voipd (start it under voipd: voipctl launch -- softphone ...): \(error)")
+        Log.write("start", "cannot connect to voipd (start it under voipd: voipctl launch -- softphone ..., or run it with --unsupervised): \(error)")
         exit(1)
     }
     exit(phone.run())

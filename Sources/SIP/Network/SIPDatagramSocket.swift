@@ -59,6 +59,24 @@ public final class SIPDatagramSocket {
 
     deinit { close(fd) }
 
+    /// The local address the kernel would send from to reach `destination` (a UDP socket
+    /// connected for the question, which sends nothing).
+    public static func localAddress(toward destination: SIPSocketAddress) throws(SIPSocketError) -> SIPSocketAddress {
+        let probe = try SIPDatagramSocket(binding: destination.unspecified)
+        try probe.connect(to: destination)
+        return try SIPSocketAddress.of(socket: probe.fd)
+    }
+
+    /// Receives only from `peer` from now on, which also makes it the default destination;
+    /// the socket is then a connected one (which voipd can hold as a VoIP socket).
+    public func connect(to peer: SIPSocketAddress) throws(SIPSocketError) {
+        let result = peer.withSocketAddress { Glibc.connect(fd, $0, $1) }
+        guard result == 0 else { throw SIPSocketError("connect \(peer)") }
+    }
+
+    /// The address it is connected to, if it is.
+    public var connectedPeer: SIPSocketAddress? { try? SIPSocketAddress.of(socket: fd, peer: true) }
+
     /// The next datagram waiting, without blocking.
     public func receive() throws(SIPSocketError) -> Received {
         var buffer = [UInt8](repeating: 0, count: Self.maximumDatagramSize + 1)

@@ -64,6 +64,11 @@ public struct SIPSocketAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The wildcard address of this family (`0.0.0.0` or `::`), port 0.
+    public var unspecified: SIPSocketAddress {
+        SIPSocketAddress(family: family, address: [UInt8](repeating: 0, count: address.count), port: 0)
+    }
+
     /// This address with another port.
     public func with(port: UInt16) -> SIPSocketAddress { SIPSocketAddress(family: family, address: address, port: port) }
 

@@ -51,6 +51,14 @@ public struct SIPRegistrationSchedule: Hashable, Sendable {
         max(configured, policy.permittedPreferred + 2 * margin(forGranted: Int.max))
     }
 
+    /// The shortest grant, in seconds, that a suspended phone under `policy` can keep alive
+    /// at every moment.
+    public static func shortestCoveredGrant(policy: WakePolicy) -> Int {
+        var granted = policy.shortest
+        while !SIPRegistrationSchedule(granted: granted, policy: policy).coversGrant { granted += 1 }
+        return granted
+    }
+
     /// The schedule for a registration granted for `granted` seconds.
     public init(granted: Int, policy: WakePolicy) {
         let granted = max(1, granted)

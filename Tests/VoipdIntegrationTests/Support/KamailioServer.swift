@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SIP
 import VoipdSystem
 
 /// Kamailio with the project's configuration (Deploy/kamailio/run-kamailio.sh, which execs
@@ -22,13 +23,14 @@ final class KamailioServer {
     let directory: String
     var logPath: String { directory + "/kamailio.log" }
 
-    /// Starts Kamailio and waits until it says it accepts connections.
-    init() throws {
+    /// Starts Kamailio with run-kamailio.sh's `options` (`--udp`, `--no-connection-reuse`,
+    /// `--max-expires N`) and waits until it says it accepts connections.
+    init(options: [String] = []) throws {
         guard Self.isInstalled else { throw TimedOut(description: "CI=true requires the Kamailio tests to run: \(Self.skipReason)") }
-        port = try Self.freePort()
+        port = try Self.freePort(udp: options.contains("--udp"))
         directory = try makeTemporaryDirectory("voipd-kamailio")
         let log = try openFile(directory + "/kamailio.log", flags: O_WRONLY | O_CREAT | O_APPEND)
-        process = try TestProcess([Self.script, "\(port)", directory + "/run"], output: log.rawValue)
+        process = try TestProcess([Self.script] + options + ["\(port)", directory + "/run"], output: log.rawValue)
         do {
             try waitForText("voipd: kamailio ready", in: logPath, timeout: .seconds(15))
         } catch {
@@ -50,9 +52,17 @@ final class KamailioServer {
         removeTree(directory)
     }
 
-    // The kernel picks a port that is free now; Kamailio binds it a moment later.
-    private static func freePort() throws -> UInt16 {
-        let listener = try Socket.listenTCP()
-        return try Socket.localPort(listener)
+    // The kernel picks a port that is free now (for UDP too, with `udp`); Kamailio binds it
+    // a moment later.
+    private static func freePort(udp: Bool) throws -> UInt16 {
+        for _ in 0..<16 {
+            let listener = try Socket.listenTCP()
+            let port = try Socket.localPort(listener)
+            guard udp else { return port }
+            if let address = SIPSocketAddress(numericHost: "127.0.0.1", port: port), (try? SIPDatagramSocket(binding: address)) != nil {
+                return port
+            }
+        }
+        throw TimedOut(description: "no port free for both TCP and UDP")
     }
 }

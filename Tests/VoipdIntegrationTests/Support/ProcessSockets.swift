@@ -15,6 +15,16 @@ struct ProcessTCPSocket: Equatable {
 /// in /proc/net/tcp and tcp6. How a test sees that the softphone listens on no port and
 /// which connection it uses.
 func tcpSockets(of pid: pid_t) -> [ProcessTCPSocket] {
+    internetSockets(of: pid, in: ["/proc/net/tcp", "/proc/net/tcp6"])
+}
+
+/// The UDP sockets `pid` has open, from /proc/net/udp and udp6: `state` is 0x01 for a
+/// connected one, 0x07 for one that receives from anyone.
+func udpSockets(of pid: pid_t) -> [ProcessTCPSocket] {
+    internetSockets(of: pid, in: ["/proc/net/udp", "/proc/net/udp6"])
+}
+
+private func internetSockets(of pid: pid_t, in tables: [String]) -> [ProcessTCPSocket] {
     var inodes = Set<Substring>()
     var target = [CChar](repeating: 0, count: 256)
     for fd in ProcFS.descriptors(of: pid) {
@@ -24,7 +34,7 @@ func tcpSockets(of pid: pid_t) -> [ProcessTCPSocket] {
         if link.hasPrefix("socket:[") { inodes.insert(Substring(link.dropFirst(8).dropLast())) }
     }
     var sockets: [ProcessTCPSocket] = []
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    for table in tables {
         for line in (ProcFS.read(table) ?? "").split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
             guard fields.count > 9, inodes.contains(fields[9]),

@@ -22,8 +22,10 @@ final class SoftphoneRig {
     /// would make the softphone reconnect).
     private(set) var presenceConnection: PeerConnection?
 
-    /// A rig with the embedded registrar, or with the server on `externalPort`.
-    init(timeScale: Double = 1, externalPort: UInt16? = nil, name: String = "phone", user: String = "alice") throws {
+    /// A rig with the embedded registrar, or with the server on `externalPort`; voipd gets
+    /// `daemonArguments` besides the harness's own.
+    init(timeScale: Double = 1, externalPort: UInt16? = nil, name: String = "phone", user: String = "alice",
+         daemonArguments: [String] = []) throws {
         self.name = name
         self.user = user
         if let externalPort {
@@ -39,7 +41,7 @@ final class SoftphoneRig {
             sipPort = registrar.port
         }
         do {
-            harness = try DaemonHarness(timeScale: timeScale)
+            harness = try DaemonHarness(timeScale: timeScale, arguments: daemonArguments)
             presence = try TCPPeer()
         } catch {
             registrar?.stop()
@@ -82,6 +84,11 @@ final class SoftphoneRig {
 
     func waitForLog(_ text: String, timeout: Duration = .seconds(20)) throws {
         try waitForText(text, in: logPath, timeout: timeout)
+    }
+
+    /// The log's lines that contain `text`.
+    func lines(containing text: String) -> [Substring] {
+        log.split(separator: "\n").filter { $0.contains(text) }
     }
 
     /// The presence peer's next connection said HELLO.
