@@ -49,10 +49,16 @@ final class PrivateNetwork {
     func start(_ arguments: [String], log: String, environment: [String] = currentEnvironment(),
                adjust: (inout SpawnRequest) -> Void = { _ in }) throws -> TestProcess {
         let output = try openFile(directory + "/" + log, flags: O_WRONLY | O_CREAT | O_APPEND)
-        let process = try TestProcess(["/usr/bin/nsenter", "--net=/proc/\(holder.pid)/ns/net", "--"] + arguments,
+        let process = try TestProcess(entering(arguments),
                                       environment: environment, output: output.rawValue, adjust: adjust)
         started.append(process)
         return process
+    }
+
+    /// The command line that runs `arguments` inside the namespace (nsenter execs them, so
+    /// the pid is theirs): for a process someone else starts, such as an app voipd launches.
+    func entering(_ arguments: [String]) -> [String] {
+        ["/usr/bin/nsenter", "--net=/proc/\(holder.pid)/ns/net", "--"] + arguments
     }
 
     func read(_ log: String) -> String { ProcFS.read(directory + "/" + log) ?? "" }

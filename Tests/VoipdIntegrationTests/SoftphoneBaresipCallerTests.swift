@@ -1,0 +1,50 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdSystem
+
+private let callerToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
+
+/// The softphone under voipd, suspended, called by a SIP user agent written outside this
+/// project: baresip (unmodified, over UDP) through Kamailio. All three in a private network
+/// (standard SIP ports, nobody else's); voipd stays outside, and launches the softphone
+/// into the network with nsenter (which execs it: the pid voipd tracks is the softphone's).
+/// Skipped without root, Kamailio or baresip, unless CI=true, where that is a failure.
+@Suite("Softphone called by baresip", .serialized,
+       .enabled(if: callerToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")))
+struct SoftphoneBaresipCallerTests {
+    @Test("suspended, over UDP or TCP, called by baresip over UDP: the INVITE wakes it, it rings and answers, baresip has the call; after its BYE it is suspended again",
+          .timeLimit(.minutes(2)), arguments: ["udp", "tcp"])
+    func suspendedSoftphoneAnswersBaresip(_ transport: String) throws {
+        let network = try PrivateNetwork()
+        defer { network.stop() }
+        try NamespacedKamailio.start(in: network, port: 5060)
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let logPath = harness.directory + "/phone.log"
+        let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+        let launched = try harness.control.launch(
+            network.entering([Binaries.path("softphone"), "--registrar", "127.0.0.1:5060", "--user", "alice", "--transport", transport,
+                              "--answer-after", "0.2", "--hang-up-after", "1"]),
+            name: "phone", output: log.rawValue)
+        let pid = try #require(launched.pid)
+        try waitForText("sip: registered for", in: logPath, timeout: .seconds(20))
+        #expect(try harness.control.sockets("phone").map(\.name) == ["sip"])
+        try harness.control.command(.background, "phone")
+        try harness.waitForState("phone", .suspended)
+        #expect(processState(pid) == "T")
+
+        // Returns once baresip logs "Call established": the suspended phone answered it.
+        _ = try Baresip(in: network, name: "bob", sipPort: 5080, user: "bob", transport: "udp", dial: "sip:alice@127.0.0.1")
+        let text = ProcFS.read(logPath) ?? ""
+        #expect(text.contains("sip: received INVITE sip:alice@"), "\(text)")
+        try waitForText("sip: hanging up after", in: logPath, timeout: .seconds(10))
+        let events = try harness.control.events("phone")
+        let woken = try #require(events.last { $0.from == .suspended }, "\(events)")
+        #expect(woken.to == .background && woken.reason.contains("sip"), "\(woken)")
+        // Suspended again once the call, and with it the background task, is over.
+        try harness.waitForState("phone", .suspended, timeout: .seconds(15))
+        #expect(processState(pid) == "T")
+        #expect(network.read("bob.log").contains("Call established"))
+    }
+}
