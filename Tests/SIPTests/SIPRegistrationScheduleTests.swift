@@ -18,6 +18,14 @@ import Testing
         #expect(schedule.refreshDelay + schedule.wakeInterval <= 20 - Schedule.margin(forGranted: 20))
     }
 
+    @Test func aTinyGrantKeepsTwoSecondsInHandForARegistrarCountingWholeSeconds() {
+        // Kamailio's binding of 6 s made at 10.9 s ends at 16 s (its clock said 10): 5.1 s.
+        let schedule = Schedule(granted: 6, policy: .init(preferred: 600, shortest: 2))
+        #expect(Schedule.margin(forGranted: 6) == 2)
+        #expect(schedule.coversGrant && schedule.wakeInterval == 2 && schedule.refreshDelay == 2)
+        #expect(schedule.refreshDelay + schedule.wakeInterval <= 6 - 1 - 1, "a second lost to the registrar's clock, one for the wake and the REGISTER")
+    }
+
     @Test func theShortestPermittedIntervalIsUsedWhenItStillFits() {
         let schedule = Schedule(granted: 1200, policy: .init(preferred: 3600, shortest: 600))
         #expect(schedule.wakeInterval == 600 && schedule.refreshDelay == 570 && schedule.coversGrant && schedule.isWakeIntervalLowered)

@@ -42,8 +42,11 @@ public struct SIPRegistrationSchedule: Hashable, Sendable {
     /// wake; 0 when the schedule covers the grant.
     public let lapse: Int
 
-    /// The time kept in hand, in seconds, between a refresh and the end of the grant.
-    public static func margin(forGranted granted: Int) -> Int { min(max(granted / 10, 1), 30) }
+    /// The time kept in hand, in seconds, between a refresh and the end of the grant: a tenth
+    /// of it, at most 30 s, and at least 2 s, since a registrar that counts whole seconds
+    /// (Kamailio does) may end a binding up to 1 s before the grant is over by the phone's
+    /// clock, and the wake and the REGISTER's round trip need time too.
+    public static func margin(forGranted granted: Int) -> Int { min(max(granted / 10, 2), 30) }
 
     /// The expiry to ask for so that a registration can cover the preferred wake interval
     /// with time to spare for a refresh while running; `configured` if that is longer.
