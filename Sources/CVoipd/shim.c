@@ -62,6 +62,14 @@ int voipd_sigchld_report_stops(int enabled)
     return sigaction(SIGCHLD, &action, NULL);
 }
 
+int voipd_signal_ignore(int signal)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    return sigaction(signal, &action, NULL);
+}
+
 int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials)
 {
     struct ucred cred;
@@ -92,6 +100,7 @@ int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options) { return waitid(
 int voipd_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int voipd_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 int voipd_memfd_create(const char *name, unsigned int flags) { return memfd_create(name, flags); }
+const unsigned int voipd_MFD_CLOEXEC = MFD_CLOEXEC;
 int voipd_sync_file_range(int fd, off_t offset, off_t count, unsigned int flags) { return sync_file_range(fd, offset, count, flags); }
 const unsigned int voipd_SYNC_FILE_RANGE_WAIT_BEFORE = SYNC_FILE_RANGE_WAIT_BEFORE;
 const unsigned int voipd_SYNC_FILE_RANGE_WRITE = SYNC_FILE_RANGE_WRITE;

@@ -41,7 +41,7 @@ extension VoIPApplication {
     /// Takes a connection out of ``fileDescriptor``'s set; closed when the last reference goes.
     private func forget(_ connection: VoipdConnection) {
         do {
-            try readiness.remove(connection.descriptor.rawValue)
+            try readiness.remove(connection.descriptor)
         } catch {
             // Not in the set: nothing to take out.
         }
@@ -67,7 +67,7 @@ extension VoIPApplication {
             let refused = try restoreRegistrations(on: fresh, handedBack: result.sockets, descriptors)
             try restoreKeepAliveAndTasks(on: fresh)
             try retryTimer.disarm()
-            try readiness.add(fresh.descriptor.rawValue, events: .readable, token: Token.connection)
+            try readiness.add(fresh.descriptor, events: .readable, token: Token.connection)
             connection = fresh
             status = result.app
             state = result.app.state
@@ -95,7 +95,7 @@ extension VoIPApplication {
         for (index, name) in names.enumerated() {
             guard let fd = descriptors.take(index) else { continue }
             if let mine = registrations[name] {
-                if sameSocket(mine.rawValue, fd.rawValue) { held.insert(name) }
+                if sameSocket(mine.descriptor, fd) { held.insert(name) }
                 continue
             }
             do {
@@ -155,7 +155,7 @@ extension VoIPApplication {
 }
 
 /// Whether two descriptors are the same socket (the same inode).
-private func sameSocket(_ first: CInt, _ second: CInt) -> Bool {
+private func sameSocket(_ first: borrowing FileDescriptor, _ second: borrowing FileDescriptor) -> Bool {
     do {
         return try Socket.inode(of: first) == Socket.inode(of: second)
     } catch {

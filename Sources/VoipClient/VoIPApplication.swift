@@ -115,11 +115,11 @@ public final class VoIPApplication {
         self.name = appName
         readiness = try Epoll(maxEventsPerWait: 4)
         retryTimer = try TimerFd()
-        try readiness.add(retryTimer.descriptor.rawValue, events: .readable, token: Token.retry)
+        try readiness.add(retryTimer.descriptor, events: .readable, token: Token.retry)
         let connection = try VoipdConnection(socketPath: socketPath)
         self.socketPath = connection.socketPath
         let (result, descriptors) = try connection.request(.hello, { HelloRequest(id: $0, name: appName) }, expecting: HelloResult.self)
-        try readiness.add(connection.descriptor.rawValue, events: .readable, token: Token.connection)
+        try readiness.add(connection.descriptor, events: .readable, token: Token.connection)
         self.connection = connection
         initialStatus = result.app
         status = result.app
@@ -277,8 +277,11 @@ public final class VoIPApplication {
         while true {
             if let event = try lookForEvent() { return event }
             if let deadline, MonotonicInstant.now >= deadline { return nil }
-            var poller = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, pollTimeout(until: deadline)) < 0 && errno != EINTR { throw VoipdError.system(.current("poll")) }
+            do {
+                _ = try waitReadable(readiness.descriptor, timeoutMilliseconds: pollTimeout(until: deadline))
+            } catch {
+                throw VoipdError.system(error)
+            }
         }
     }
 
@@ -305,7 +308,7 @@ public final class VoIPApplication {
                     continue
                 }
             }
-            guard try retryTimer.acknowledge() > 0 else { return nil }
+            guard case .processed = try retryTimer.acknowledge() else { return nil }
             reconnect()
         }
     }

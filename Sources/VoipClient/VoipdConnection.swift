@@ -44,11 +44,7 @@ public final class VoipdConnection {
     ) throws -> (Result, DescriptorBag) {
         let id = nextRequestID
         nextRequestID += 1
-        do {
-            try codec.send(type, makeBody(id), on: descriptor.rawValue, descriptors: descriptors)
-        } catch let error as Errno {
-            throw error == .brokenPipe || error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
-        }
+        try sendFrame(type, makeBody(id), descriptors: descriptors)
         let deadline = MonotonicInstant.now + timeout
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
@@ -95,10 +91,18 @@ public final class VoipdConnection {
 
     /// Sends a message that has no reply (an acknowledgement).
     public func post(_ type: MessageType, _ body: some Encodable) throws {
+        try sendFrame(type, body)
+    }
+
+    /// Sends a frame on the (blocking) connection.
+    private func sendFrame(_ type: MessageType, _ body: some Encodable, descriptors: [CInt] = []) throws {
         do {
-            try codec.send(type, body, on: descriptor.rawValue)
+            // A blocking socket waits for room rather than saying it would block.
+            guard case .processed = try codec.send(type, body, on: descriptor, descriptors: descriptors) else {
+                throw VoipdError.system(.wouldBlock)
+            }
         } catch let error as Errno {
-            throw error == .brokenPipe || error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
+            throw error == .brokenPipe || error == .connectionReset ? VoipdError.disconnected : VoipdError.system(error)
         }
     }
 
@@ -123,7 +127,7 @@ public final class VoipdConnection {
     }
 
     /// Whether voipd has closed its end (`POLLRDHUP`): requests can only fail on it.
-    public var peerHasClosed: Bool { Socket.peerHasClosed(descriptor.rawValue) }
+    public var peerHasClosed: Bool { Socket.peerHasClosed(descriptor) }
 
     /// Whether an event or transition is already waiting in this process.
     public var hasBufferedMessages: Bool { !unsolicited.isEmpty }
@@ -144,23 +148,21 @@ public final class VoipdConnection {
 
     /// Waits up to the timeout for a frame; nil when none came.
     private func receiveFrame(timeoutMilliseconds: Int32) throws -> IncomingFrame? {
-        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, timeoutMilliseconds)
-        if ready < 0 {
-            if errno == EINTR { return nil }
-            throw VoipdError.system(.current("poll"))
-        }
-        guard ready > 0 else { return nil }
         do {
-            switch try codec.receive(from: descriptor.rawValue) {
-            case .frame(let frame): return frame
-            case .endOfStream: throw VoipdError.disconnected
-            case .nothing: return nil
+            guard try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+        } catch {
+            throw VoipdError.system(error)
+        }
+        do {
+            switch try codec.receive(from: descriptor) {
+            case .processed(.frame(let frame)): return frame
+            case .processed(.endOfStream): throw VoipdError.disconnected
+            case .wouldBlock: return nil
             }
         } catch let error as ProtocolError {
             throw VoipdError.unexpected(error.description)
         } catch let error as Errno {
-            throw error.rawValue == ECONNRESET ? VoipdError.disconnected : VoipdError.system(error)
+            throw error == .connectionReset ? VoipdError.disconnected : VoipdError.system(error)
         }
     }
 

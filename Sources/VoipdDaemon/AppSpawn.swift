@@ -29,7 +29,7 @@ extension Daemon {
         environment += ["\(LaunchEnvironment.socket)=\(configuration.socketPath)", "\(LaunchEnvironment.appName)=\(app.name)"]
         return SpawnRequest(arguments: specification.arguments, environment: environment,
                             workingDirectory: specification.workingDirectory,
-                            standardOutput: specification.standardOutput, standardError: specification.standardError,
+                            standardOutput: specification.standardOutputNumber, standardError: specification.standardErrorNumber,
                             credentials: credentials, resourceLimits: appResourceLimits, umask: Self.appUmask,
                             noNewPrivileges: manifests[app.name]?.noNewPrivileges ?? true)
     }

@@ -1,4 +1,3 @@
-import CVoipd
 import Glibc
 import VoipdSystem
 
@@ -67,6 +66,6 @@ extension Daemon {
         queues.totalBytes -= freed
         client.queuedBytes = 0
         // A queue of many frames leaves the heap full of holes glibc keeps for itself.
-        if freed >= ClientQueues.trimThreshold { malloc_trim(0) }
+        if freed >= ClientQueues.trimThreshold { releaseFreeHeapMemory() }
     }
 }

@@ -76,7 +76,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         do {
             let file = try openFile(path, flags: O_RDONLY)
             return Data(try file.readToEnd(limit: maximumFileSize))
-        } catch let error as Errno where error == .fileTooLarge {
+        } catch .fileTooLarge {
             throw ConfigurationError(file: path, "larger than \(maximumFileSize) bytes")
         } catch {
             throw ConfigurationError(file: path, "cannot read it: \(error)")

@@ -1,4 +1,3 @@
-import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
@@ -21,7 +20,16 @@ final class ConnectionAdmission {
     var helloTimeouts = 0
 
     init() {
-        reserve = try? openFile("/dev/null", flags: O_RDONLY)
+        reserve = Self.openReserve()
+    }
+
+    /// A descriptor to hold in reserve; nil while voipd has none to spare.
+    static func openReserve() -> FileDescriptor? {
+        do {
+            return try openFile("/dev/null", flags: O_RDONLY)
+        } catch {
+            return nil
+        }
     }
 
     /// How long accepting stays paused when no connection closes meanwhile.
@@ -41,20 +49,20 @@ extension Daemon {
 
     func acceptClients() {
         while !admission.paused {
-            let accepted: FileDescriptor?
+            let accepted: IOResult<FileDescriptor>
             do {
                 accepted = try Socket.accept(listener)
-            } catch let error as Errno where [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.rawValue) {
+            } catch where error.isResourceExhaustion {
                 return pauseAccepting(error)
             } catch {
                 // EPERM (a security module), EPROTO: that connection is lost, the next may not be.
                 log.warning("accept: \(error)")
                 continue
             }
-            guard let fd = accepted else { return }
+            guard case .processed(let fd) = consume accepted else { return }
             let credentials: PeerCredentials
             do {
-                credentials = try Socket.peerCredentials(fd.rawValue)
+                credentials = try Socket.peerCredentials(fd)
             } catch {
                 log.warning("dropping a connection without peer credentials: \(error)")
                 continue
@@ -69,7 +77,7 @@ extension Daemon {
             nextClientID += 1
             client.lastRequestAt = now
             do {
-                client.token = try loop.register(client.descriptor.rawValue, [.readable], .client(client.id))
+                client.token = try loop.register(client.descriptor, [.readable], .client(client.id))
             } catch {
                 log.warning("cannot watch a new connection: \(error)")
                 continue
@@ -82,9 +90,12 @@ extension Daemon {
 
     /// Sends a connection-level error (request id 0) on a connection about to be closed.
     private func refuse(_ fd: borrowing FileDescriptor, _ error: ProtocolError) {
-        guard let packet = try? codec.packet(.reply, Reply<EmptyResult>(id: 0, error: error)) else { return }
-        // A fresh connection's buffer is empty: this fits, or the peer is gone already.
-        _ = try? Socket.send(fd.rawValue, bytes: packet, descriptors: [])
+        do {
+            // A fresh connection's buffer is empty: this fits, or the peer is gone already.
+            _ = try Socket.send(fd, bytes: codec.packet(.reply, Reply<EmptyResult>(id: 0, error: error)))
+        } catch {
+            log.debug("a refused connection was not told why: \(error)")
+        }
     }
 
     /// Out of descriptors: one waiting connection is told so (with the reserve descriptor),
@@ -93,13 +104,18 @@ extension Daemon {
     func pauseAccepting(_ error: Errno) {
         guard !admission.paused else { return }
         if let spare = admission.reserve.take() {
-            try? spare.close()
-            if let fd = try? Socket.accept(listener) {
-                refuse(fd, ProtocolError(.outOfResources, "voipd is out of descriptors (\(error)); try again later"))
+            // Closing /dev/null cannot fail in a way worth reporting.
+            _ = consume spare
+            do {
+                if case .processed(let fd) = try Socket.accept(listener) {
+                    refuse(fd, ProtocolError(.outOfResources, "voipd is out of descriptors (\(error)); try again later"))
+                }
+            } catch {
+                log.debug("no connection could be told voipd is out of descriptors: \(error)")
             }
-            admission.reserve = try? openFile("/dev/null", flags: O_RDONLY)
+            admission.reserve = ConnectionAdmission.openReserve()
         }
-        loop.deregister(listener.rawValue, token: admission.listenerToken)
+        loop.deregister(listener, token: admission.listenerToken)
         admission.listenerToken = 0
         admission.pauses += 1
         timers.set(.resumeAccepting, deadline: now + ConnectionAdmission.pause)
@@ -111,9 +127,9 @@ extension Daemon {
     func resumeAccepting() {
         guard admission.paused else { return }
         timers.cancel(.resumeAccepting)
-        if admission.reserve == nil { admission.reserve = try? openFile("/dev/null", flags: O_RDONLY) }
+        if admission.reserve == nil { admission.reserve = ConnectionAdmission.openReserve() }
         do {
-            admission.listenerToken = try loop.register(listener.rawValue, .readable, .listener)
+            admission.listenerToken = try loop.register(listener, .readable, .listener)
         } catch {
             // Retried later: the epoll set itself may need memory.
             timers.set(.resumeAccepting, deadline: now + ConnectionAdmission.pause)
@@ -133,7 +149,7 @@ extension Daemon {
     func helloTimeoutFired(_ id: UInt64) {
         guard let client = clients[id], client.appName == nil, client.following == nil, let timeout = configuration.limits.helloTimeout else { return }
         let waitingForLaunch = apps.values.contains { app in app.launchWaiters.contains { $0.client == id } }
-        let pending = (try? Socket.bytesAvailable(client.descriptor.rawValue)) ?? 0
+        let pending = client.bytesAvailable
         if waitingForLaunch || pending > 0 || now - client.lastRequestAt < timeout {
             // Busy, or a request is waiting to be read in this turn: look again later.
             client.lastRequestAt = max(client.lastRequestAt, waitingForLaunch || pending > 0 ? now : client.lastRequestAt)

@@ -90,19 +90,16 @@ extension Daemon {
         // while the app was away (a relaunch's voipSocketReadable) come after it.
         // Names and descriptors stay paired even if a duplicate cannot be made (EMFILE).
         var names: [String] = []
-        var raw: [CInt] = []
+        let copies = DescriptorBag()
         for held in registry.sockets(of: app.name) {
-            guard let copy = try? FileDescriptor(duplicating: held.descriptor.rawValue) else {
-                log.warning("\(app.name): cannot hand back \(held.name) now (out of descriptors?); it stays held")
-                continue
+            do {
+                copies.append(try held.descriptor.duplicate())
+                names.append(held.name)
+            } catch {
+                log.warning("\(app.name): cannot hand back \(held.name) now: \(error); it stays held")
             }
-            names.append(held.name)
-            raw.append(copy.release())
         }
-        let copies = DescriptorBag(adopting: raw)
-        reply(request.id, HelloResult(app: status(of: app), sockets: names), to: client,
-              descriptors: (0..<copies.count).compactMap { copies.peek($0) })
-        copies.closeAll()
+        reply(request.id, HelloResult(app: status(of: app), sockets: names), to: client, passing: copies)
         log.info("\(app.name): connected (pid \(peer.pid), uid \(peer.uid)); \(names.count) held sockets handed back")
         feed(app, .connected)
         finishLaunchWaiters(app)
@@ -128,10 +125,11 @@ extension Daemon {
     func registerSocket(_ request: SocketNameRequest, descriptors: DescriptorBag, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
         try Self.validateName(request.name, what: "socket")
-        guard let raw = descriptors.peek(0) else { throw ProtocolError(.badRequest, "registerSocket needs one descriptor") }
+        // Owned from here: closed on every refusal below, or held.
+        guard let descriptor = descriptors.take(0) else { throw ProtocolError(.badRequest, "registerSocket needs one descriptor") }
         let kind: SocketKind
         do {
-            guard let found = try Socket.kind(of: raw) else {
+            guard let found = try Socket.kind(of: descriptor) else {
                 throw ProtocolError(.notASocket, "the descriptor for \(request.name) is not a socket")
             }
             kind = found
@@ -155,7 +153,7 @@ extension Daemon {
             throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
         try checkHeldSocketQuota(app.uid)
-        let held = try hold(descriptors.take(0)!, app: app, name: request.name, kind: kind.name, origin: .registered)
+        let held = try hold(descriptor, app: app, name: request.name, kind: kind.name, origin: .registered)
         log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind))")
         reply(request.id, SocketResult(socket: socketStatus(held)), to: client)
     }
@@ -176,9 +174,9 @@ extension Daemon {
         guard let held = registry.socket(app: app.name, name: request.name) else {
             throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
         }
-        let copy = try FileDescriptor(duplicating: held.descriptor.rawValue)
-        reply(request.id, SocketResult(socket: socketStatus(held)), to: client, descriptors: [copy.rawValue])
-        _ = consume copy
+        let copy = DescriptorBag()
+        copy.append(try held.descriptor.duplicate())
+        reply(request.id, SocketResult(socket: socketStatus(held)), to: client, passing: copy)
     }
 
     func acknowledge(_ message: AcknowledgeMessage, from client: ClientConnection) throws {

@@ -14,9 +14,9 @@ extension Daemon {
             // A wake first: a call must not wait behind a flood of requests.
             serveHeldSockets()
             guard clients[client.id] != nil, !client.closing else { return }
-            let received: Received
+            let received: IOResult<Received>
             do {
-                received = try codec.receive(from: client.descriptor.rawValue, maxDescriptors: MessageType.descriptorRoomFromClient)
+                received = try codec.receive(from: client.descriptor, maxDescriptors: MessageType.descriptorRoomFromClient)
             } catch let error as ProtocolError {
                 metrics.protocolErrors += 1
                 log.info("client \(client.id) (pid \(client.credentials.pid)): \(error)")
@@ -27,9 +27,9 @@ extension Daemon {
                 return closeClient(client)
             }
             switch received {
-            case .nothing: return
-            case .endOfStream: return closeClient(client)
-            case .frame(let frame): handleFrame(frame, from: client)
+            case .wouldBlock: return
+            case .processed(.endOfStream): return closeClient(client)
+            case .processed(.frame(let frame)): handleFrame(frame, from: client)
             }
         }
     }
@@ -78,8 +78,9 @@ extension Daemon {
 
     // MARK: - Sending
 
-    func reply<R: Codable & Sendable>(_ id: UInt64, _ result: R, to client: ClientConnection, descriptors: [CInt] = []) {
-        send(.reply, Reply(id: id, result: result), to: client, descriptors: descriptors)
+    /// Replies with `result`, passing `descriptors` (closed here once sent).
+    func reply<R: Codable & Sendable>(_ id: UInt64, _ result: R, to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
+        send(.reply, Reply(id: id, result: result), to: client, passing: descriptors)
     }
 
     /// Replies with a list, split over several frames when it does not fit in one.
@@ -109,55 +110,52 @@ extension Daemon {
         send(.reply, Reply<EmptyResult>(id: request, error: error), to: client)
     }
 
-    /// Sends a frame; what the kernel cannot take now waits in the client's queue, with
-    /// duplicates of its descriptors, until the socket is writable.
-    func send(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, descriptors: [CInt] = []) {
+    /// Sends a frame with `descriptors` (the bag's, closed once they are sent); what the
+    /// kernel cannot take now waits in the client's queue, with the bag, until the socket
+    /// is writable.
+    func send(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
         guard !client.closing else { return }
         let packet: [UInt8]
         do {
-            packet = try codec.packet(type, body, descriptorCount: descriptors.count)
+            packet = try codec.packet(type, body, descriptorCount: descriptors?.count ?? 0)
         } catch {
             return log.error("cannot encode \(type) for client \(client.id): \(error)")
         }
         if client.outbound.isEmpty {
             do {
-                try Socket.send(client.descriptor.rawValue, bytes: packet, descriptors: descriptors)
-                return
-            } catch let error as Errno where error.rawValue == EAGAIN {
-                // Queued below.
+                if case .processed = try Socket.send(client.descriptor, bytes: packet, descriptors: descriptors?.borrowedNumbers ?? []) {
+                    return
+                }
             } catch {
                 log.debug("client \(client.id): send failed: \(error)")
                 return closeClient(client)
             }
         }
-        let copies = DescriptorBag(adopting: [])
-        for fd in descriptors {
-            do {
-                copies.append(try FileDescriptor(duplicating: fd))
-            } catch {
-                // The frame cannot wait without its descriptors, nor go without them.
-                copies.closeAll()
-                log.warning("client \(client.id): cannot keep a \(type) for later: \(error); disconnecting it")
-                return closeClient(client)
-            }
-        }
-        guard enqueue(packet, copies, for: client) else { return }
-        try? loop.modify(client.descriptor.rawValue, [.readable, .writable], token: client.token)
+        guard enqueue(packet, descriptors ?? DescriptorBag(), for: client) else { return }
+        watch(client, writable: true)
     }
 
     func flush(_ client: ClientConnection) {
         while let (packet, bag) = client.outbound.first {
-            let fds = (0..<bag.count).compactMap { bag.peek($0) }
             do {
-                try Socket.send(client.descriptor.rawValue, bytes: packet, descriptors: fds)
-            } catch let error as Errno where error.rawValue == EAGAIN {
-                return
+                guard case .processed = try Socket.send(client.descriptor, bytes: packet, descriptors: bag.borrowedNumbers) else { return }
             } catch {
                 return closeClient(client)
             }
             dequeueFirst(of: client)
         }
-        try? loop.modify(client.descriptor.rawValue, [.readable], token: client.token)
+        watch(client, writable: false)
+    }
+
+    /// Whether the loop reports the client's socket writable, as well as readable: only while
+    /// something waits in its queue.
+    private func watch(_ client: ClientConnection, writable: Bool) {
+        do {
+            try loop.modify(client.descriptor, writable ? [.readable, .writable] : [.readable], token: client.token)
+        } catch {
+            log.warning("client \(client.id): cannot watch its connection: \(error); disconnecting it")
+            closeClient(client)
+        }
     }
 
     /// Closes a connection: its app, if any, is told the lifecycle it has no connection.
@@ -165,7 +163,7 @@ extension Daemon {
         guard clients.removeValue(forKey: client.id) != nil else { return }
         client.closing = true
         discardQueue(of: client)
-        loop.deregister(client.descriptor.rawValue, token: client.token)
+        loop.deregister(client.descriptor, token: client.token)
         timers.cancel(.helloTimeout(client.id))
         // A descriptor is free again (when the connection goes, just below).
         if admission.paused { resumeAccepting() }

@@ -42,7 +42,7 @@ extension Daemon {
         if app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         app.launch = LaunchSpecification(arguments: manifest.arguments, environment: manifest.environment,
                                          workingDirectory: manifest.workingDirectory, account: manifest.account,
-                                         adoptingOutput: nil, error: nil)
+                                         standardOutput: nil, standardError: nil)
         return app
     }
 
@@ -85,7 +85,7 @@ extension Daemon {
         events.resize(to: kept.eventHistory)
         if triggerChanged {
             if let old = memoryPressure {
-                loop.deregister(old.rawValue, token: memoryPressureToken)
+                loop.deregister(old.descriptor, token: memoryPressureToken)
                 memoryPressure = nil
             }
             setUpMemoryPressureTrigger()
@@ -98,39 +98,52 @@ extension Daemon {
 extension Daemon {
     /// Holds again the VoIP sockets a service manager gave back at start (its fd store),
     /// under their apps; an app not known by a manifest is recorded as not running, to be
-    /// claimed by the first process that says hello under its name.
+    /// claimed by the first process that says hello under its name. Anything else passed is
+    /// closed.
     func takeBack(_ activated: ActivatedDescriptors) {
-        for (name, fd) in activated.unknown {
-            log.warning("closing descriptor \(fd) \"\(name)\" passed by the service manager: not a name voipd gave")
-            close(fd)
-            // Out of the store too, or it comes back at every start and counts toward its maximum.
-            notifier.notify(["FDSTOREREMOVE=1", "FDNAME=\(name)"])
-        }
-        for (appName, socketName, fd) in activated.heldSockets {
-            let descriptor = FileDescriptor(adopting: fd)
-            guard (try? Daemon.validateName(appName, what: "app")) != nil, (try? Daemon.validateName(socketName, what: "socket")) != nil,
-                  let kind = try? Socket.kind(of: fd) else {
-                log.warning("closing descriptor \(fd) \"\(appName)/\(socketName)\" from the service manager: not a held socket")
-                notifier.removeFromStore(app: appName, name: socketName)
+        for (index, entry) in activated.entries.enumerated() {
+            switch entry {
+            case .unknown(let name):
+                log.warning("closing a descriptor \"\(name)\" passed by the service manager: not a name voipd gave")
+                _ = activated.take(index)
+                // Out of the store too, or it comes back at every start and counts toward its maximum.
+                notifier.notify(["FDSTOREREMOVE=1", "FDNAME=\(name)"])
+            case .heldSocket(let appName, let socketName):
+                guard let descriptor = activated.take(index) else { continue }
+                takeBack(descriptor, app: appName, name: socketName)
+            case .controlSocket, .record, .process:
                 continue
             }
-            let app: AppRecord
-            if let existing = apps[appName] {
-                app = existing
-            } else if let manifest = manifests[appName] {
-                app = record(for: manifest)
-            } else {
-                app = AppRecord(name: appName, uid: geteuid(), lifecycle: newLifecycle(), since: wallClockSeconds())
-                app.unclaimed = true
-                apps[appName] = app
-            }
-            guard registry.socket(app: appName, name: socketName) == nil else { continue }
-            do {
-                try hold(descriptor, app: app, name: socketName, kind: kind.name, origin: .inherited)
-                log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
-            } catch {
-                log.warning("\(appName): cannot hold \(socketName) again: \(error)")
-            }
+        }
+    }
+
+    private func takeBack(_ descriptor: consuming FileDescriptor, app appName: String, name socketName: String) {
+        let kind: SocketKind
+        do {
+            try Daemon.validateName(appName, what: "app")
+            try Daemon.validateName(socketName, what: "socket")
+            guard let found = try Socket.kind(of: descriptor) else { throw Errno(ENOTSOCK, call: "fstat") }
+            kind = found
+        } catch {
+            log.warning("closing \"\(appName)/\(socketName)\" from the service manager: not a held socket (\(error))")
+            return notifier.removeFromStore(app: appName, name: socketName)
+        }
+        let app: AppRecord
+        if let existing = apps[appName] {
+            app = existing
+        } else if let manifest = manifests[appName] {
+            app = record(for: manifest)
+        } else {
+            app = AppRecord(name: appName, uid: geteuid(), lifecycle: newLifecycle(), since: wallClockSeconds())
+            app.unclaimed = true
+            apps[appName] = app
+        }
+        guard registry.socket(app: appName, name: socketName) == nil else { return }
+        do {
+            try hold(descriptor, app: app, name: socketName, kind: kind.name, origin: .inherited)
+            log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
+        } catch {
+            log.warning("\(appName): cannot hold \(socketName) again: \(error)")
         }
     }
 }
@@ -140,8 +153,8 @@ extension Daemon {
     func storeRecord(of app: AppRecord) {
         guard notifier.isEnabled else { return }
         do {
-            let record = try StoredApp(of: app).memfd()
-            notifier.replaceInStore(app: app.name, name: StoredApp.recordName, descriptor: record.rawValue)
+            let record = try StoredApp(of: app).memoryFile()
+            notifier.replaceInStore(app: app.name, name: StoredApp.recordName, descriptor: record)
         } catch {
             log.warning("\(app.name): cannot store its record with the service manager: \(error)")
         }
@@ -151,15 +164,19 @@ extension Daemon {
     /// resume it if it was left stopped.
     func storeProcess(of app: AppRecord) {
         guard let process = app.process else { return }
-        notifier.replaceInStore(app: app.name, name: StoredApp.processName, descriptor: process.pidfd.descriptor.rawValue)
+        notifier.replaceInStore(app: app.name, name: StoredApp.processName, descriptor: process.pidfd.descriptor)
     }
 
     /// Takes back the records and processes of apps from the store (the sockets follow).
     func takeBackApps(_ activated: ActivatedDescriptors) {
-        for (name, fd) in activated.records {
-            let descriptor = FileDescriptor(adopting: fd)
-            guard (try? Daemon.validateName(name, what: "app")) != nil, let stored = try? StoredApp.read(descriptor) else {
-                log.warning("dropping an unreadable stored record for \(name)")
+        for (index, entry) in activated.entries.enumerated() {
+            guard case .record(let name) = entry, let descriptor = activated.take(index) else { continue }
+            let stored: StoredApp
+            do {
+                try Daemon.validateName(name, what: "app")
+                stored = try StoredApp.read(descriptor)
+            } catch {
+                log.warning("dropping an unreadable stored record for \(name): \(error)")
                 notifier.removeFromStore(app: name, name: StoredApp.recordName)
                 continue
             }
@@ -173,13 +190,12 @@ extension Daemon {
     /// The state file, when there is one, says which of them voipd launched as the leader of
     /// a process group (whose other members it stopped with them).
     func takeBackProcesses(_ activated: ActivatedDescriptors, recorded: RecoveryState?) {
-        for (name, fd) in activated.processes {
-            let descriptor = FileDescriptor(adopting: fd)
-            guard let pid = pid(ofPidfd: fd), let app = apps[name], app.process == nil else {
+        for (index, entry) in activated.entries.enumerated() {
+            guard case .process(let name) = entry, let descriptor = activated.take(index) else { continue }
+            guard let app = apps[name], app.process == nil, let pidfd = PidFd(adoptingUnknown: descriptor) else {
                 notifier.removeFromStore(app: name, name: StoredApp.processName)
                 continue
             }
-            let pidfd = PidFd(adopting: descriptor, pid: pid)
             let leadsGroup = recorded?.leadsGroup(app: name, pidfd) ?? false
             adoptSurvivor(AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup), of: app, inBackground: true)
         }

@@ -13,7 +13,7 @@ extension Daemon {
         let held = HeldSocket(id: registry.makeID(), app: app.name, name: name, descriptor: descriptor, kind: kind,
                               origin: origin, registeredAt: wallClockSeconds())
         do {
-            held.token = try loop.register(held.descriptor.rawValue, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
+            held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
         } catch {
             throw ProtocolError(.internalError, "cannot watch \(name): \(error)")
         }
@@ -30,7 +30,7 @@ extension Daemon {
     func release(_ held: HeldSocket) {
         registry.remove(app: held.app, name: held.name)
         notifier.removeFromStore(app: held.app, name: held.name)
-        loop.deregister(held.descriptor.rawValue, token: held.token)
+        loop.deregister(held.descriptor, token: held.token)
         if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.name))) }
     }
 
@@ -43,7 +43,7 @@ extension Daemon {
             if let readiness = held.pendingReadiness() {
                 held.markReported(readiness)
                 feedLater(app, .socketReady(readiness))
-            } else if (try? Socket.bytesAvailable(held.descriptor.rawValue)) == 0 {
+            } else if held.bytesAvailable == 0 {
                 held.arrivedSinceReport = false
             }
         }
@@ -65,14 +65,19 @@ extension Daemon {
         // the app runs while voipd does the bookkeeping (its `.resume` is then done already).
         var resumed = false
         if app.lifecycle.resumesOnSocketReady, let process = app.process {
-            resumed = (try? suspender.resume(process)) != nil
+            do {
+                try suspender.resume(process)
+                resumed = true
+            } catch {
+                // The lifecycle's `.resume` tries again, and says why it fails.
+            }
         }
         feed(app, .socketReady(readiness), resumed: resumed)
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
         HeldSocketStatus(app: held.app, name: held.name, kind: held.kind,
-                         bytesAvailable: (try? Socket.bytesAvailable(held.descriptor.rawValue)) ?? 0,
+                         bytesAvailable: held.bytesAvailable,
                          peerClosed: held.peerClosed, watching: held.armed, registeredAt: held.registeredAt)
     }
 }

@@ -12,7 +12,7 @@ extension Daemon {
         do {
             let fd = try openFile("/proc/pressure/memory", flags: O_RDWR | O_NONBLOCK)
             try fd.writeAll(Array(trigger.utf8) + [0])
-            memoryPressureToken = try loop.register(fd.rawValue, .priority, .memoryPressure)
+            memoryPressureToken = try loop.register(fd, .priority, .memoryPressure)
             memoryPressure = DescriptorBox(fd)
             log.info("watching memory pressure: PSI trigger \"\(trigger)\"")
         } catch {

@@ -84,17 +84,20 @@ extension Daemon {
             }
         }
         // One descriptor serves for both output and error; two are output, then error.
-        let output = descriptors.count > 0 ? descriptors.take(0)?.release() : nil
-        let error: CInt?
-        do {
-            error = descriptors.count > 1 ? descriptors.take(1)?.release() : try output.map { try FileDescriptor(duplicating: $0).release() }
-        } catch {
-            if let output { close(output) }
-            throw ProtocolError(systemError: error, "cannot duplicate the output descriptor")
+        let output = descriptors.count > 0 ? descriptors.take(0) : nil
+        let error: FileDescriptor?
+        if descriptors.count > 1 {
+            error = descriptors.take(1)
+        } else {
+            do {
+                error = try output?.duplicate()
+            } catch {
+                throw ProtocolError(systemError: error, "cannot duplicate the output descriptor")
+            }
         }
         let specification = LaunchSpecification(arguments: arguments, environment: request.environment ?? [],
                                                 workingDirectory: request.workingDirectory, account: account,
-                                                adoptingOutput: output, error: error)
+                                                standardOutput: output, standardError: error)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)
@@ -148,7 +151,7 @@ extension Daemon {
 
     /// Puts a process's pidfd in the epoll set: it becomes readable when the process ends.
     func watch(_ process: AppProcess, of app: AppRecord) throws {
-        process.token = try loop.register(process.pidfd.descriptor.rawValue, .readable, .process(app.name))
+        process.token = try loop.register(process.pidfd.descriptor, .readable, .process(app.name))
     }
 
     /// The pidfd is readable: the process ended. Reap it (if it is voipd's child) and tell
@@ -157,7 +160,15 @@ extension Daemon {
         guard let process = app.process else { return }
         let end: ProcessEnd
         if process.isChild {
-            switch try? process.pidfd.reapIfExited() {
+            let status: ProcessStatus?
+            do {
+                status = try process.pidfd.reapIfExited()
+            } catch {
+                // ECHILD: reaped already (it cannot be another's child).
+                log.warning("\(app.name): cannot reap pid \(process.pid): \(error)")
+                status = nil
+            }
+            switch status {
             case .exited(let code)?: end = .exited(code: code)
             case .killed(let signal, _)?: end = .signaled(signal: signal, name: signalName(signal))
             case nil, .stopped?, .continued?:
@@ -168,7 +179,7 @@ extension Daemon {
         } else {
             end = .unknown
         }
-        loop.deregister(process.pidfd.descriptor.rawValue, token: process.token)
+        loop.deregister(process.pidfd.descriptor, token: process.token)
         app.process = nil
         notifier.removeFromStore(app: app.name, name: StoredApp.processName)
         log.info("\(app.name): pid \(process.pid) ended: \(end)")

@@ -14,18 +14,30 @@ extension Daemon {
     func reclaimSockets(of app: AppRecord, reason: String) -> Int {
         guard let process = app.process else { return 0 }
         var protected = Set<UInt64>()
-        for held in registry.sockets(of: app.name) {
-            if let inode = try? Socket.inode(of: held.descriptor.rawValue) { protected.insert(inode) }
-        }
         var reclaimed: [String] = []
+        do {
+            for held in registry.sockets(of: app.name) { protected.insert(try Socket.inode(of: held.descriptor)) }
+        } catch {
+            // Without every held socket's identity, one of them could be taken for an ordinary socket.
+            log.warning("\(app.name): no socket reclaimed: \(error)")
+            return 0
+        }
         for target in ProcFS.descriptors(of: process.pid) {
-            guard let copy = try? process.pidfd.duplicateDescriptor(target) else { continue }
-            guard let kind = try? Socket.kind(of: copy.rawValue), kind.isNetwork,
-                  let inode = try? Socket.inode(of: copy.rawValue),
-                  !protected.contains(inode), !app.reclaimedInodes.contains(inode) else { continue }
+            guard let copy = duplicate(target, of: app) else { continue }
+            let kind: SocketKind
+            let inode: UInt64
             do {
-                try Socket.shutdownBoth(copy.rawValue)
-            } catch let error as Errno where error.rawValue == ENOTCONN && !kind.isListening {
+                guard let found = try Socket.kind(of: copy), found.isNetwork else { continue }
+                kind = found
+                inode = try Socket.inode(of: copy)
+            } catch {
+                log.debug("\(app.name): fd \(target) not looked at: \(error)")
+                continue
+            }
+            guard !protected.contains(inode), !app.reclaimedInodes.contains(inode) else { continue }
+            do {
+                try Socket.shutdownBoth(copy)
+            } catch .socketNotConnected where !kind.isListening {
                 // An unconnected datagram socket has nothing to end.
                 continue
             } catch {
@@ -41,5 +53,17 @@ extension Daemon {
             log.info("\(app.name): reclaimed \(reclaimed.count) sockets (\(reason)): \(reclaimed.joined(separator: ", "))")
         }
         return reclaimed.count
+    }
+
+    /// A duplicate of the app process's descriptor `target` (`pidfd_getfd`); nil when the app
+    /// closed it since it was listed (EBADF) or it is not voipd's to take (EPERM).
+    private func duplicate(_ target: CInt, of app: AppRecord) -> FileDescriptor? {
+        guard let process = app.process else { return nil }
+        do {
+            return try process.pidfd.duplicateDescriptor(target)
+        } catch {
+            log.debug("\(app.name): fd \(target) not looked at: \(error)")
+            return nil
+        }
     }
 }

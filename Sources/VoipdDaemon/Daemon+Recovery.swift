@@ -246,7 +246,7 @@ extension StoredApp {
         if let launch {
             app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
                                              workingDirectory: launch.workingDirectory, account: launch.account,
-                                             adoptingOutput: nil, error: nil)
+                                             standardOutput: nil, standardError: nil)
         }
         return app
     }

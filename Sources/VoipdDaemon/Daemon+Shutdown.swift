@@ -9,7 +9,13 @@ extension Daemon {
         notifier.notify(["STOPPING=1", "STATUS=stopping: resuming suspended apps"])
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
-        if boundControlSocket { unlink(configuration.socketPath) }
+        if boundControlSocket {
+            do {
+                try removeFile(configuration.socketPath)
+            } catch {
+                log.warning("cannot remove the control socket: \(error)")
+            }
+        }
         // The apps left running are written down: the next voipd supervises them again.
         saveStateIfChanged()
         log.notice("voipd stopped: \(apps.values.filter { $0.lifecycle.phase.isAlive }.count) apps left running, \(registry.count) held sockets closed")

@@ -1,4 +1,3 @@
-import CVoipd
 import Foundation
 import Glibc
 import VoipdLifecycle
@@ -30,21 +29,21 @@ extension Daemon {
         do {
             guard let program = currentExecutablePath() else { throw Errno(ENOENT, call: "readlink(/proc/self/exe)") }
             let state = try writeSnapshot(snapshot)
-            let kept = snapshot.descriptors + [state]
-            for fd in kept { _ = fcntl(fd, F_SETFD, 0) }
+            // Carried across the exec, and only for it: close-on-exec again if it fails.
+            try state.setCloseOnExec(false)
+            try forEachCarriedDescriptor { descriptor throws(Errno) in try descriptor.setCloseOnExec(false) }
+            defer {
+                do {
+                    try forEachCarriedDescriptor { descriptor throws(Errno) in try descriptor.setCloseOnExec() }
+                } catch {
+                    log.error("cannot make the descriptors close-on-exec again: \(error)")
+                }
+            }
             log.notice("upgrading in place: executing \(program) with \(snapshot.apps.count) apps, \(snapshot.clients.count) connections, \(snapshot.heldSockets.count) held sockets")
             notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
             // The service manager's descriptors were taken at the first start; they must not be again.
             let environment = currentEnvironment().filter { !$0.hasPrefix("LISTEN_") }
-            let argv = ([program] + arguments + ["--upgrade-from", "\(state)"]).map { strdup($0) } + [nil]
-            let envp = environment.map { strdup($0) } + [nil]
-            execve(program, argv, envp)
-            let error = Errno.current("execve(\(program))")
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-            for fd in kept { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            close(state)
-            failure = error.description
+            try executeProgram(program, arguments: [program] + arguments + ["--upgrade-from", "\(state.rawValue)"], environment: environment)
         } catch {
             failure = "\(error)"
         }
@@ -55,14 +54,26 @@ extension Daemon {
         }
     }
 
-    private func writeSnapshot(_ snapshot: DaemonSnapshot) throws -> CInt {
-        let data = try JSONEncoder().encode(snapshot)
-        // No MFD_CLOEXEC: the new program reads it.
-        let fd = try valueOrErrno("memfd_create") { voipd_memfd_create("voipd-upgrade", 0) }
-        let file = FileDescriptor(adopting: fd)
-        try file.writeAll(data)
-        _ = lseek(fd, 0, SEEK_SET)
-        return file.release()
+    /// The snapshot in a memfd, read from its start by the new program.
+    private func writeSnapshot(_ snapshot: DaemonSnapshot) throws -> FileDescriptor {
+        let file = try FileDescriptor.memoryFile(named: "voipd-upgrade")
+        try file.writeAll(JSONEncoder().encode(snapshot))
+        try file.rewind()
+        return file
+    }
+
+    /// Every descriptor an upgrade carries over to the new program, lent to `body` by its owner.
+    private func forEachCarriedDescriptor(_ body: (borrowing FileDescriptor) throws(Errno) -> Void) throws(Errno) {
+        try body(listener)
+        for client in clients.values {
+            try body(client.descriptor)
+            for (_, descriptors) in client.outbound { try descriptors.forEach(body) }
+        }
+        for held in registry.all { try body(held.descriptor) }
+        for app in apps.values {
+            if let process = app.process { try body(process.pidfd.descriptor) }
+            if let launch = app.launch { try launch.forEachOutput(body) }
+        }
     }
 
     private func makeSnapshot(requester: (client: UInt64, request: UInt64)?) -> DaemonSnapshot {
@@ -73,7 +84,7 @@ extension Daemon {
                                       uid: client.credentials.uid, gid: client.credentials.gid, appName: client.appName,
                                       following: client.following, followingStates: client.followingStates.map(Array.init),
                                       outbound: client.outbound.map { queued in
-                                          DaemonSnapshot.Queued(packet: queued.packet, descriptors: (0..<queued.descriptors.count).compactMap { queued.descriptors.peek($0) })
+                                          DaemonSnapshot.Queued(packet: queued.packet, descriptors: queued.descriptors.borrowedNumbers)
                                       })
             },
             apps: apps.values.map { app in
@@ -82,7 +93,7 @@ extension Daemon {
                     process: app.process.map { DaemonSnapshot.Process(pid: $0.pid, pidfd: $0.pidfd.descriptor.rawValue, isChild: $0.isChild, signalsGroup: $0.signalsGroup) },
                     launch: app.launch.map {
                         DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
-                                              account: $0.account, standardOutput: $0.standardOutput, standardError: $0.standardError)
+                                              account: $0.account, standardOutput: $0.standardOutputNumber, standardError: $0.standardErrorNumber)
                     },
                     client: app.client, reclaimedSockets: app.reclaimedSockets, reclaimedInodes: Array(app.reclaimedInodes), since: app.since,
                     launchWaiters: app.launchWaiters.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) })
@@ -107,18 +118,18 @@ extension Daemon {
         for record in snapshot.events { events.append(record) }
         metrics = snapshot.metrics
         for saved in snapshot.clients {
-            _ = fcntl(saved.descriptor, F_SETFD, FD_CLOEXEC)
-            let client = ClientConnection(id: saved.id, descriptor: FileDescriptor(adopting: saved.descriptor),
+            let client = ClientConnection(id: saved.id, descriptor: try adoptCarried(saved.descriptor),
                                           credentials: PeerCredentials(pid: saved.pid, uid: saved.uid, gid: saved.gid))
             client.appName = saved.appName
             client.following = saved.following
             client.followingStates = saved.followingStates.map(Set.init)
             for queued in saved.outbound {
-                for fd in queued.descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                client.outbound.append((queued.packet, DescriptorBag(adopting: queued.descriptors)))
+                let descriptors = DescriptorBag()
+                for fd in queued.descriptors { descriptors.append(try adoptCarried(fd)) }
+                client.outbound.append((queued.packet, descriptors))
                 client.queuedBytes += ClientQueues.cost(of: queued.packet, descriptors: queued.descriptors.count)
             }
-            client.token = try loop.register(client.descriptor.rawValue, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
+            client.token = try loop.register(client.descriptor, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
                                              .client(client.id))
             clients[client.id] = client
             queues.totalBytes += client.queuedBytes
@@ -132,14 +143,13 @@ extension Daemon {
             app.client = saved.client.flatMap { clients[$0] != nil ? $0 : nil }
             app.launchWaiters = saved.launchWaiters.map { ($0.client, $0.request) }
             if let launch = saved.launch {
-                for fd in [launch.standardOutput, launch.standardError].compactMap({ $0 }) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
                                                  workingDirectory: launch.workingDirectory, account: launch.account,
-                                                 adoptingOutput: launch.standardOutput, error: launch.standardError)
+                                                 standardOutput: try launch.standardOutput.map(adoptCarried),
+                                                 standardError: try launch.standardError.map(adoptCarried))
             }
             if let process = saved.process {
-                _ = fcntl(process.pidfd, F_SETFD, FD_CLOEXEC)
-                let restored = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: process.pidfd), pid: process.pid), isChild: process.isChild,
+                let restored = AppProcess(pidfd: PidFd(adopting: try adoptCarried(process.pidfd), pid: process.pid), isChild: process.isChild,
                                             signalsGroup: process.signalsGroup)
                 // Level-triggered: a process that ended during the exec is seen at once.
                 try watch(restored, of: app)
@@ -148,15 +158,14 @@ extension Daemon {
             apps[app.name] = app
         }
         for saved in snapshot.heldSockets {
-            _ = fcntl(saved.descriptor, F_SETFD, FD_CLOEXEC)
-            let held = HeldSocket(id: saved.id, app: saved.app, name: saved.name, descriptor: FileDescriptor(adopting: saved.descriptor),
+            let held = HeldSocket(id: saved.id, app: saved.app, name: saved.name, descriptor: try adoptCarried(saved.descriptor),
                                   kind: saved.kind, origin: saved.origin, registeredAt: saved.registeredAt)
             held.armed = saved.armed
             // Something may have arrived during the exec, unseen by either program.
             held.arrivedSinceReport = true
             held.peerClosed = saved.peerClosed
             held.peerClosedReported = saved.peerClosedReported
-            held.token = try loop.register(held.descriptor.rawValue, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
+            held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
             registry.insert(held)
             registry.reserve(below: held.id + 1)
         }
@@ -176,5 +185,12 @@ extension Daemon {
         if let requester = snapshot.requester, let client = clients[requester.client] {
             reply(requester.request, UpgradeResult(pid: getpid(), apps: apps.count, heldSockets: registry.count), to: client)
         }
+    }
+
+    /// Takes ownership of a descriptor the old program carried over, close-on-exec again.
+    private func adoptCarried(_ number: CInt) throws(Errno) -> FileDescriptor {
+        let descriptor = FileDescriptor(adopting: number)
+        try descriptor.setCloseOnExec()
+        return descriptor
     }
 }

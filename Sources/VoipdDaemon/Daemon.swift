@@ -1,4 +1,3 @@
-import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
@@ -74,7 +73,14 @@ public final class Daemon {
     /// as it first runs, and voipd, woken, could take the CPU from it before it reads its
     /// socket.
     private(set) var reportingStops = false {
-        didSet { if reportingStops != oldValue { _ = voipd_sigchld_report_stops(reportingStops ? 1 : 0) } }
+        didSet {
+            guard reportingStops != oldValue else { return }
+            do {
+                try SignalDisposition.reportChildStops(reportingStops)
+            } catch {
+                log.error("cannot switch stop reports \(reportingStops ? "on" : "off"): \(error)")
+            }
+        }
     }
     /// Transitions to send to event-stream followers once the current turn is done: a
     /// follower woken in the middle of a wake would run before the woken app.
@@ -108,39 +114,48 @@ public final class Daemon {
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)
         // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
-        Glibc.signal(SIGPIPE, SIG_IGN)
+        try SignalDisposition.ignore(SIGPIPE)
         signals = try SignalFd(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR2])
-        _ = voipd_sigchld_report_stops(0)
+        try SignalDisposition.reportChildStops(false)
         loop = try EventLoop()
         timer = try TimerFd()
         let directory = parentDirectory(of: configuration.socketPath)
-        if !directory.isEmpty { mkdir(directory, 0o755) }
-        let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: $0) }
+        if !directory.isEmpty {
+            do {
+                try makeDirectory(directory, mode: 0o755)
+            } catch {
+                // Binding the socket there says what is wrong, unless a service manager passed it.
+                log.info("cannot make the control socket's directory: \(error)")
+            }
+        }
+        let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: FileDescriptor(adopting: $0)) }
         // After an upgrade the limit voipd has is the one it raised: the first start's is in the snapshot.
         appResourceLimits = snapshot?.appResourceLimits ?? [descriptorLimitAtStart]
-        let activated = snapshot == nil ? ActivatedDescriptors.take(from: configuration.environment) : ActivatedDescriptors()
+        let activated = snapshot == nil ? ActivatedDescriptors(environment: configuration.environment) : ActivatedDescriptors()
+        var socketActivated = false
         if let snapshot {
             // An in-place upgrade: the old program's listening socket, still open.
-            _ = fcntl(snapshot.listener, F_SETFD, FD_CLOEXEC)
             listener = FileDescriptor(adopting: snapshot.listener)
-        } else if let control = activated.controlSocket {
+            try listener.setCloseOnExec()
+        } else if let control = activated.takeControlSocket() {
             // Socket activation: the service manager bound it, and keeps it across restarts.
-            listener = FileDescriptor(adopting: control)
-            try Self.checkActivatedControlSocket(control)
+            listener = control
+            socketActivated = true
+            try Self.checkActivatedControlSocket(listener)
             try listener.setNonBlocking()
             // The socket's real path is what apps must be told, whatever the configuration says.
-            if let path = Socket.unixPath(of: control), path != self.configuration.socketPath {
+            if let path = try Socket.unixPath(of: listener), path != self.configuration.socketPath {
                 self.configuration.socketPath = path
             }
         } else {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true
         }
-        admission.listenerToken = try loop.register(listener.rawValue, .readable, .listener)
-        _ = try loop.register(signals.descriptor.rawValue, .readable, .signals)
-        _ = try loop.register(timer.descriptor.rawValue, .readable, .timer)
+        admission.listenerToken = try loop.register(listener, .readable, .listener)
+        _ = try loop.register(signals.descriptor, .readable, .signals)
+        _ = try loop.register(timer.descriptor, .readable, .timer)
         setUpMemoryPressureTrigger()
-        if activated.controlSocket != nil { log.notice("control socket passed by the service manager (socket activation)") }
+        if socketActivated { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
         stateFile = openStateFile()
         if let snapshot { try restore(snapshot) }
@@ -163,7 +178,7 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
             rearmTimer()
-            try loop.epoll.wait { readiness in
+            loop.epoll.wait { readiness in
                 guard let source = loop.source(for: readiness.token) else { return }
                 dispatch(source, readiness.events)
                 drainDeferredInputs()
@@ -224,7 +239,11 @@ public final class Daemon {
     }
 
     private func handleTimers() {
-        _ = try? timer.acknowledge()
+        do {
+            _ = try timer.acknowledge()
+        } catch {
+            log.error("cannot read the timer: \(error)")
+        }
         armedDeadline = nil
         for key in timers.takeDue(at: now) {
             switch key {
@@ -253,11 +272,17 @@ public final class Daemon {
     // MARK: - Signals
 
     private func handleSignals() {
-        let pending = (try? signals.drain()) ?? []
-        for info in pending {
-            switch CInt(info.ssi_signo) {
+        while true {
+            let signal: CInt
+            do {
+                guard case .processed(let next) = try signals.next() else { return }
+                signal = next
+            } catch {
+                return log.error("cannot read the signals: \(error)")
+            }
+            switch signal {
             case SIGTERM, SIGINT:
-                log.notice("received \(signalName(CInt(info.ssi_signo))): shutting down")
+                log.notice("received \(signalName(signal)): shutting down")
                 running = false
             case SIGCHLD:
                 childStateChanged()

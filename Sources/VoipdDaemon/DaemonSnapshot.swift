@@ -20,6 +20,10 @@ struct DaemonSnapshot: Codable {
     static let currentFormat = 2
 
     var format = DaemonSnapshot.currentFormat
+
+    /// The largest snapshot read: a thousand apps with long command lines and full queues
+    /// take tens of MB.
+    static let largest = 1 << 30
     struct Client: Codable {
         var id: UInt64
         var descriptor: CInt
@@ -110,23 +114,11 @@ struct DaemonSnapshot: Codable {
     /// The resource limits the first program was started with (its apps get them).
     var appResourceLimits: [ResourceLimit]? = nil
 
-    /// Every descriptor the snapshot names: they must survive the exec.
-    var descriptors: [CInt] {
-        [listener] + clients.flatMap { [$0.descriptor] + $0.outbound.flatMap(\.descriptors) } + heldSockets.map(\.descriptor)
-            + apps.flatMap { app in [app.process?.pidfd, app.launch?.standardOutput, app.launch?.standardError].compactMap { $0 } }
-    }
-
     /// Reads a snapshot from a descriptor (a memfd the old program wrote), and closes it. A
     /// snapshot this program cannot read is refused: every app process it names is resumed
     /// first, so that none is left stopped by a voipd that is about to exit.
-    static func read(from fd: CInt) throws -> DaemonSnapshot {
-        let file = FileDescriptor(adopting: fd)
-        var data = Data()
-        while true {
-            let chunk = try file.read(upTo: 1 << 20)
-            if chunk.isEmpty { break }
-            data.append(contentsOf: chunk)
-        }
+    static func read(from file: consuming FileDescriptor) throws -> DaemonSnapshot {
+        let data = Data(try file.readToEnd(limit: largest))
         let envelope: SnapshotEnvelope
         do {
             envelope = try JSONDecoder().decode(SnapshotEnvelope.self, from: data)

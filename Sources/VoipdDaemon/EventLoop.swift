@@ -31,10 +31,10 @@ final class EventLoop {
     init() throws {
         epoll = try Epoll()
         urgent = try Epoll(maxEventsPerWait: 64)
-        _ = try register(urgent.descriptor.rawValue, .readable, .urgent)
+        _ = try register(urgent.descriptor, .readable, .urgent)
     }
 
-    func register(_ fd: CInt, _ events: EpollEvents, _ source: EventSource) throws -> UInt64 {
+    func register(_ fd: borrowing FileDescriptor, _ events: EpollEvents, _ source: EventSource) throws(Errno) -> UInt64 {
         let token = nextToken
         nextToken += 1
         if case .heldSocket = source {
@@ -47,7 +47,7 @@ final class EventLoop {
         return token
     }
 
-    func modify(_ fd: CInt, _ events: EpollEvents, token: UInt64) throws {
+    func modify(_ fd: borrowing FileDescriptor, _ events: EpollEvents, token: UInt64) throws(Errno) {
         if urgentTokens.contains(token) {
             try urgent.modify(fd, events: events, token: token)
         } else {
@@ -55,13 +55,18 @@ final class EventLoop {
         }
     }
 
-    /// Removes a registration; the descriptor itself is closed by its owner afterwards.
-    func deregister(_ fd: CInt, token: UInt64) {
+    /// Removes a registration; the descriptor itself is closed by its owner afterwards. Every
+    /// registration is removed once: failing to (ENOENT) is a bug in this bookkeeping.
+    func deregister(_ fd: borrowing FileDescriptor, token: UInt64) {
         sources[token] = nil
-        if urgentTokens.remove(token) != nil {
-            try? urgent.remove(fd)
-        } else {
-            try? epoll.remove(fd)
+        do {
+            if urgentTokens.remove(token) != nil {
+                try urgent.remove(fd)
+            } else {
+                try epoll.remove(fd)
+            }
+        } catch {
+            preconditionFailure("\(error): registration \(token) was removed already")
         }
     }
 
@@ -69,7 +74,7 @@ final class EventLoop {
 
     /// Takes what is ready in the urgent set now, without waiting (`epoll_wait` with 0).
     func takeUrgent(_ body: (EventSource, EpollEvents) -> Void) {
-        try? urgent.wait(timeoutMilliseconds: 0) { readiness in
+        urgent.wait(timeoutMilliseconds: 0) { readiness in
             if let source = sources[readiness.token] { body(source, readiness.events) }
         }
     }

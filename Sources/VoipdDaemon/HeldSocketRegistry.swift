@@ -47,11 +47,14 @@ final class HeldSocket {
     /// What the app should be told if it were woken for this socket now, or nil if there is
     /// nothing new for it.
     func pendingReadiness() -> SocketReadiness? {
-        let bytes = (try? Socket.bytesAvailable(descriptor.rawValue)) ?? 0
+        let bytes = bytesAvailable
         let newHangup = peerClosed && !peerClosedReported
         guard newHangup || (arrivedSinceReport && bytes > 0) else { return nil }
         return SocketReadiness(name: name, bytesAvailable: bytes, peerClosed: peerClosed)
     }
+
+    /// Bytes waiting to be read (`FIONREAD`); 0 for a socket that cannot tell (a listening one).
+    var bytesAvailable: Int { (try? Socket.bytesAvailable(descriptor)) ?? 0 }
 
     /// The app is being told: what it knows now is no longer new.
     func markReported(_ readiness: SocketReadiness) {

@@ -1,4 +1,3 @@
-import CVoipd
 import Glibc
 import VoipdLifecycle
 import VoipdSystem
@@ -36,8 +35,7 @@ final class AppProcess {
             // voipd's unreaped child; a leader that is not voipd's child is first checked to
             // be alive through its pidfd.
             if !isChild { try pidfd.send(0) }
-            // The error's text is made only on failure: a SIGCONT is the first thing a wake does.
-            guard kill(-pid, signal) == 0 else { throw Errno.current("kill(-\(pid), \(signalName(signal)))") }
+            try signalProcessGroup(pid, signal)
         } else {
             try pidfd.send(signal)
         }
@@ -51,13 +49,13 @@ final class LaunchSpecification {
     let workingDirectory: String?
     /// The account it runs as (nil: voipd's own).
     let account: ResolvedManifest.Account?
-    /// Where its output goes (descriptors owned here, closed with it), or voipd's own when nil.
-    let standardOutput: CInt?
-    let standardError: CInt?
+    /// Where its output and errors go (descriptors owned here, closed with it), or voipd's
+    /// own when nil.
+    let standardOutput: FileDescriptor?
+    let standardError: FileDescriptor?
 
-    /// Takes ownership of the two output descriptors.
     init(arguments: [String], environment: [String], workingDirectory: String?, account: ResolvedManifest.Account? = nil,
-         adoptingOutput standardOutput: CInt?, error standardError: CInt?) {
+         standardOutput: consuming FileDescriptor? = nil, standardError: consuming FileDescriptor? = nil) {
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
@@ -66,9 +64,31 @@ final class LaunchSpecification {
         self.standardError = standardError
     }
 
-    deinit {
-        if let fd = standardOutput { close(fd) }
-        if let fd = standardError { close(fd) }
+    /// The numbers of the output and error descriptors (borrowed: still owned here).
+    var standardOutputNumber: CInt? {
+        switch standardOutput {
+        case .some(let descriptor): return descriptor.rawValue
+        case .none: return nil
+        }
+    }
+
+    var standardErrorNumber: CInt? {
+        switch standardError {
+        case .some(let descriptor): return descriptor.rawValue
+        case .none: return nil
+        }
+    }
+
+    /// Lends `body` the output and error descriptors it holds.
+    func forEachOutput<E: Error>(_ body: (borrowing FileDescriptor) throws(E) -> Void) throws(E) {
+        switch standardOutput {
+        case .some(let descriptor): try body(descriptor)
+        case .none: break
+        }
+        switch standardError {
+        case .some(let descriptor): try body(descriptor)
+        case .none: break
+        }
     }
 }
 
@@ -132,18 +152,14 @@ final class ClientConnection {
         self.credentials = credentials
     }
 
-    /// A pidfd for the peer process. SO_PEERPIDFD (Linux 6.5) names the process that
-    /// connected, even if it has exited and its pid been reused since; older kernels fall
-    /// back to pidfd_open of the pid from SO_PEERCRED, which such a reuse could fool.
+    /// A pidfd for the peer process (``Socket/peerProcess(_:credentials:)``).
     func peerProcess() throws -> PidFd {
-        let pinned = voipd_peer_pidfd(descriptor.rawValue)
-        if pinned >= 0 { return PidFd(adopting: FileDescriptor(adopting: pinned), pid: credentials.pid) }
-        // Only a kernel without the option falls back; any other error (the peer is gone)
-        // must not reopen a pid that may now be someone else's.
-        guard errno == ENOPROTOOPT else { throw Errno.current("getsockopt(SO_PEERPIDFD)") }
-        return try PidFd(pid: credentials.pid)
+        try Socket.peerProcess(descriptor, credentials: credentials)
     }
 
     /// Whether the peer has closed its end (voipd may not have read the end of stream yet).
-    var peerHasClosed: Bool { Socket.peerHasClosed(descriptor.rawValue) }
+    var peerHasClosed: Bool { Socket.peerHasClosed(descriptor) }
+
+    /// Bytes of requests waiting to be read (0 if that cannot be known).
+    var bytesAvailable: Int { (try? Socket.bytesAvailable(descriptor)) ?? 0 }
 }

@@ -2,46 +2,75 @@ import Glibc
 import VoipdSystem
 
 /// Descriptors a service manager passed at start (`$LISTEN_FDS`, `$LISTEN_FDNAMES`): the
-/// control socket (socket activation) and VoIP sockets from the file descriptor store.
-struct ActivatedDescriptors {
-    /// The control socket, named "control" (or the only socket passed), if it is one.
-    var controlSocket: CInt?
-    /// Held VoIP sockets, named "APP/SOCKET".
-    var heldSockets: [(app: String, name: String, descriptor: CInt)] = []
-    /// Apps' records ("APP/#record", a memfd of JSON: owner, how to start it) and processes
-    /// ("APP/#process", a pidfd), stored beside their sockets.
-    var records: [(app: String, descriptor: CInt)] = []
-    var processes: [(app: String, descriptor: CInt)] = []
-    /// Passed but not understood: closed.
-    var unknown: [(name: String, descriptor: CInt)] = []
+/// control socket (socket activation) and VoIP sockets from the file descriptor store. Every
+/// one is owned here until taken: those nobody takes are closed with it.
+final class ActivatedDescriptors {
+    /// What one passed descriptor is, by the name it was passed under.
+    enum Entry: Equatable {
+        /// "control", or the only socket passed without a store name.
+        case controlSocket
+        /// "APP/SOCKET": a held VoIP socket.
+        case heldSocket(app: String, name: String)
+        /// "APP/#record": an app's record (a memfd of JSON: owner, how to start it).
+        case record(app: String)
+        /// "APP/#process": an app's process (a pidfd).
+        case process(app: String)
+        /// Anything else: not a name voipd gave.
+        case unknown(name: String)
+    }
 
-    /// Reads the environment (only when `$LISTEN_PID` is this process); descriptors start at 3.
-    /// Each is made close-on-exec: the service manager passes them without.
-    static func take(from environment: [String: String]) -> ActivatedDescriptors {
-        var result = ActivatedDescriptors()
+    /// The descriptors, in the order passed (3, 4, …).
+    private let passed: DescriptorBag
+    /// What each is, in the same order.
+    let entries: [Entry]
+
+    init() {
+        passed = DescriptorBag()
+        entries = []
+    }
+
+    /// Takes the descriptors from the environment, if `$LISTEN_PID` is this process; they
+    /// start at 3. Each is made close-on-exec: the service manager passes them without.
+    init(environment: [String: String]) {
         guard let pid = environment["LISTEN_PID"].flatMap(pid_t.init), pid == getpid(),
-              let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0 else { return result }
-        let names = (environment["LISTEN_FDNAMES"] ?? "").split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        for index in 0..<count {
-            let fd = CInt(3 + index)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            let name = index < names.count ? names[index] : "unknown"
-            let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
-            // A lone socket without a store name is the control socket, whatever its type
-            // (which the daemon then checks).
-            if name == "control" || (count == 1 && !name.contains("/") && ((try? Socket.kind(of: fd)) ?? nil) != nil) {
-                result.controlSocket = fd
-            } else if parts.count == 2 && parts[1] == StoredApp.recordName {
-                result.records.append((parts[0], fd))
-            } else if parts.count == 2 && parts[1] == StoredApp.processName {
-                result.processes.append((parts[0], fd))
-            } else if parts.count == 2 {
-                result.heldSockets.append((parts[0], parts[1], fd))
-            } else {
-                result.unknown.append((name, fd))
-            }
+              let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0 else {
+            passed = DescriptorBag()
+            entries = []
+            return
         }
-        return result
+        let names = (environment["LISTEN_FDNAMES"] ?? "").split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let bag = DescriptorBag()
+        var entries: [Entry] = []
+        for index in 0..<count {
+            guard let descriptor = FileDescriptor(inherited: CInt(3 + index)) else { continue }
+            let isSocket = (try? Socket.kind(of: descriptor)) != nil
+            entries.append(Self.entry(named: index < names.count ? names[index] : "unknown", passedAlone: count == 1) { isSocket })
+            bag.append(descriptor)
+        }
+        passed = bag
+        self.entries = entries
+    }
+
+    /// What a descriptor passed under `name` is. A lone socket without a store name is the
+    /// control socket, whatever its type (which the daemon then checks).
+    static func entry(named name: String, passedAlone: Bool, isSocket: () -> Bool) -> Entry {
+        let parts = name.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        if name == "control" || (passedAlone && parts.count == 1 && isSocket()) { return .controlSocket }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return .unknown(name: name) }
+        switch parts[1] {
+        case StoredApp.recordName: return .record(app: parts[0])
+        case StoredApp.processName: return .process(app: parts[0])
+        default: return .heldSocket(app: parts[0], name: parts[1])
+        }
+    }
+
+    /// Takes the descriptor of entry `index` (each is taken once).
+    func take(_ index: Int) -> FileDescriptor? { passed.take(index) }
+
+    /// Takes the control socket, if one was passed.
+    func takeControlSocket() -> FileDescriptor? {
+        guard let index = entries.firstIndex(of: .controlSocket) else { return nil }
+        return passed.take(index)
     }
 }
 
@@ -70,18 +99,24 @@ final class ServiceNotifier {
 
     var isEnabled: Bool { path != nil }
 
-    /// Sends `KEY=VALUE` lines, with descriptors for FDSTORE=1. Never blocks: a service
-    /// manager that does not read must not stop voipd.
+    /// Sends `KEY=VALUE` lines, with descriptors (borrowed) for FDSTORE=1. Never blocks: a
+    /// service manager that does not read must not stop voipd.
     func notify(_ fields: [String], descriptors: [CInt] = []) {
         guard let path else { return }
         do {
             let socket = try connection ?? DescriptorBox(connectDatagram(to: path))
             connection = socket
-            try Socket.send(socket.rawValue, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors)
-            failing = false
+            switch try Socket.send(socket.descriptor, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors) {
+            case .processed:
+                failing = false
+            case .wouldBlock:
+                // A full queue loses this message only.
+                if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): its queue is full (further failures not logged)") }
+                failing = true
+            }
         } catch {
-            // A full queue loses this message only; anything else means a new connection next time.
-            if (error as? Errno)?.rawValue != EAGAIN { connection = nil }
+            // A new connection next time.
+            connection = nil
             if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error) (further failures not logged)") }
             failing = true
         }
@@ -99,10 +134,10 @@ final class ServiceNotifier {
 
     /// Stores a descriptor under a name, replacing what was stored under it (the store keeps
     /// every descriptor given, even under the same name).
-    func replaceInStore(app: String, name: String, descriptor: CInt) {
+    func replaceInStore(app: String, name: String, descriptor: borrowing FileDescriptor) {
         guard isEnabled else { return }
         removeFromStore(app: app, name: name)
-        notify(["FDSTORE=1", "FDNAME=\(app)/\(name)"], descriptors: [descriptor])
+        notify(["FDSTORE=1", "FDNAME=\(app)/\(name)"], descriptors: [descriptor.rawValue])
     }
 }
 
@@ -111,16 +146,16 @@ extension Daemon {
     /// listening `AF_UNIX` `SOCK_SEQPACKET` socket. A `ListenStream=` or `ListenDatagram=`
     /// unit would make every client fail (`EPROTOTYPE`) while voipd seemed to run: it is a
     /// configuration error instead (exit 78).
-    static func checkActivatedControlSocket(_ fd: CInt) throws {
+    static func checkActivatedControlSocket(_ fd: borrowing FileDescriptor) throws {
         let kind: SocketKind?
         do {
             kind = try Socket.kind(of: fd)
         } catch {
-            throw ConfigurationError("cannot inspect the control socket passed by the service manager (descriptor \(fd)): \(error)")
+            throw ConfigurationError("cannot inspect the control socket passed by the service manager (descriptor \(fd.rawValue)): \(error)")
         }
         guard let kind, kind.domain == AF_UNIX, kind.type == Socket.seqpacketType, kind.isListening else {
             let what = kind.map { "a \($0.isListening ? "listening " : "")\($0.name) socket" } ?? "not a socket"
-            throw ConfigurationError("the control socket passed by the service manager (descriptor \(fd)) is \(what), not a listening unix-seqpacket socket: its socket unit must use ListenSequentialPacket=PATH (not ListenStream= or ListenDatagram=)")
+            throw ConfigurationError("the control socket passed by the service manager (descriptor \(fd.rawValue)) is \(what), not a listening unix-seqpacket socket: its socket unit must use ListenSequentialPacket=PATH (not ListenStream= or ListenDatagram=)")
         }
     }
 }

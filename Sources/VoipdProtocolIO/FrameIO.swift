@@ -4,20 +4,22 @@ import VoipdSystem
 /// Whole frames over a control connection (`AF_UNIX`, `SOCK_SEQPACKET`): the socket side of
 /// ``WireCodec``, whose framing is pure.
 extension WireCodec {
-    /// Sends one frame with its descriptors.
-    public func send(_ type: MessageType, _ body: some Encodable, on fd: CInt, descriptors: [CInt] = []) throws {
-        try Socket.send(fd, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
+    /// Sends one frame with its descriptors (borrowed, still the caller's);
+    /// ``IOResult/wouldBlock`` when a non-blocking connection's buffer is full.
+    public func send(_ type: MessageType, _ body: some Encodable, on socket: borrowing FileDescriptor, descriptors: [CInt] = []) throws -> IOResult<Void> {
+        try Socket.send(socket, bytes: packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
     }
 
     /// Reads one frame from a non-blocking connection. A bad frame throws a
     /// `ProtocolError`, and every descriptor it carried is closed by then.
     /// `maxDescriptors` is the room made for descriptors: more than that arrive with
     /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
-    public func receive(from fd: CInt, maxDescriptors: Int = Frame.maximumDescriptors) throws -> Received {
-        guard let message = try Socket.receive(fd, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
-            return .nothing
+    /// ``IOResult/wouldBlock`` when nothing is waiting.
+    public func receive(from socket: borrowing FileDescriptor, maxDescriptors: Int = Frame.maximumDescriptors) throws -> IOResult<Received> {
+        guard case .processed(let message) = try Socket.receive(socket, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
+            return .wouldBlock
         }
-        if message.isEndOfStream && message.descriptors.count == 0 { return .endOfStream }
+        if message.isEndOfStream && message.descriptors.count == 0 { return .processed(.endOfStream) }
         // Truncated with room to spare: the receiver could not install them (out of
         // descriptors itself), which is not the sender's fault. The frame stays valid.
         let lost = message.controlTruncated && message.descriptors.count < maxDescriptors
@@ -27,8 +29,8 @@ extension WireCodec {
                                            descriptors: lost ? declared : message.descriptors.count,
                                            controlTruncated: message.controlTruncated && !lost)
             if lost { message.descriptors.closeAll() }
-            return .frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: lost ? DescriptorBag(adopting: []) : message.descriptors,
-                                        descriptorsLost: lost))
+            return .processed(.frame(IncomingFrame(type: decoded.type, body: decoded.body, descriptors: lost ? DescriptorBag() : message.descriptors,
+                                                   descriptorsLost: lost)))
         } catch {
             message.descriptors.closeAll()
             throw error
@@ -41,8 +43,6 @@ public enum Received {
     case frame(IncomingFrame)
     /// The peer closed the connection.
     case endOfStream
-    /// Nothing is waiting (non-blocking socket).
-    case nothing
 }
 
 /// A validated frame and the descriptors that came with it.

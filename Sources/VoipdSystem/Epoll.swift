@@ -29,43 +29,48 @@ public struct Epoll: ~Copyable {
     public let descriptor: FileDescriptor
     private let buffer: UnsafeMutableBufferPointer<epoll_event>
 
-    public init(maxEventsPerWait: Int = 256) throws {
-        let fd = try valueOrErrno("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) }
-        descriptor = FileDescriptor(adopting: fd)
+    public init(maxEventsPerWait: Int = 256) throws(Errno) {
+        descriptor = FileDescriptor(adopting: try valueOrErrno("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) })
         buffer = .allocate(capacity: maxEventsPerWait)
     }
 
     deinit { buffer.deallocate() }
 
     /// `epoll_ctl(EPOLL_CTL_ADD)`.
-    public func add(_ fd: CInt, events: EpollEvents, token: UInt64) throws {
-        try control(EPOLL_CTL_ADD, fd, events, token, "epoll_ctl(ADD)")
+    public func add(_ fd: borrowing FileDescriptor, events: EpollEvents, token: UInt64) throws(Errno) {
+        try control(EPOLL_CTL_ADD, fd.rawValue, events, token, "epoll_ctl(ADD)")
     }
 
-    /// `epoll_ctl(EPOLL_CTL_MOD)`: also how a one-shot registration is re-armed.
-    public func modify(_ fd: CInt, events: EpollEvents, token: UInt64) throws {
-        try control(EPOLL_CTL_MOD, fd, events, token, "epoll_ctl(MOD)")
+    /// `epoll_ctl(EPOLL_CTL_MOD)`.
+    public func modify(_ fd: borrowing FileDescriptor, events: EpollEvents, token: UInt64) throws(Errno) {
+        try control(EPOLL_CTL_MOD, fd.rawValue, events, token, "epoll_ctl(MOD)")
     }
 
-    /// `epoll_ctl(EPOLL_CTL_DEL)`.
-    public func remove(_ fd: CInt) throws {
-        _ = try valueOrErrno("epoll_ctl(DEL)") { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, fd, nil) }
+    /// `epoll_ctl(EPOLL_CTL_DEL)`: ENOENT when the descriptor is not registered.
+    public func remove(_ fd: borrowing FileDescriptor) throws(Errno) {
+        _ = try valueOrErrno("epoll_ctl(DEL)") { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, fd.rawValue, nil) }
     }
 
-    private func control(_ op: CInt, _ fd: CInt, _ events: EpollEvents, _ token: UInt64, _ name: String) throws {
+    private func control(_ op: CInt, _ fd: CInt, _ events: EpollEvents, _ token: UInt64, _ name: StaticString) throws(Errno) {
         var event = epoll_event()
         event.events = events.rawValue
         event.data.u64 = token
-        _ = try valueOrErrno(name) { epoll_ctl(descriptor.rawValue, op, fd, &event) }
+        _ = try valueOrErrno("\(name)") { epoll_ctl(descriptor.rawValue, op, fd, &event) }
     }
 
-    /// `epoll_wait`: blocks until something is ready (`-1` waits forever). EINTR returns an
-    /// empty batch rather than retrying, so the caller's loop decides.
-    public func wait(timeoutMilliseconds: CInt = -1, _ body: (EpollReadiness) throws -> Void) throws {
-        let n = epoll_wait(descriptor.rawValue, buffer.baseAddress, CInt(buffer.count), timeoutMilliseconds)
-        if n < 0 {
-            if errno == EINTR { return }
-            throw Errno.current("epoll_wait")
+    /// `epoll_wait`: blocks until something is ready (`-1` waits forever), then calls `body`
+    /// for each ready registration. An interruption (EINTR) is an empty batch rather than a
+    /// retry, so that the caller's loop decides what comes next.
+    public func wait<E: Error>(timeoutMilliseconds: CInt = -1, _ body: (EpollReadiness) throws(E) -> Void) throws(E) where E: Error {
+        let n: CInt
+        do {
+            n = try valueOrErrno("epoll_wait", retryOnInterrupt: false) {
+                epoll_wait(descriptor.rawValue, buffer.baseAddress, CInt(buffer.count), timeoutMilliseconds)
+            }
+        } catch {
+            // EINTR, or nothing the caller could act on: the loop comes round again.
+            precondition(error == .interrupted, "\(error)")
+            return
         }
         for i in 0..<Int(n) {
             try body(EpollReadiness(token: buffer[i].data.u64, events: EpollEvents(rawValue: buffer[i].events)))

@@ -14,16 +14,28 @@ public struct FileDescriptor: ~Copyable {
         self.rawValue = rawValue
     }
 
+    /// Takes ownership of a descriptor this process inherited (one a service manager passed),
+    /// and makes it close-on-exec (`fcntl(F_SETFD)`). Nil when nothing is open under that
+    /// number: what the environment says was passed is not trusted to be there.
+    public init?(inherited number: CInt) {
+        guard number >= 0, fcntl(number, F_SETFD, FD_CLOEXEC) == 0 else { return nil }
+        self.init(adopting: number)
+    }
+
     deinit {
         // close(2) is never retried: on Linux the descriptor is gone even after EINTR.
         _ = Glibc.close(rawValue)
     }
 
-    /// Closes the descriptor (`close(2)`), reporting an error the kernel returns.
-    public consuming func close() throws {
+    /// Closes the descriptor (`close(2)`), reporting an error the kernel returns (EIO from a
+    /// file system). EBADF is a precondition failure: the number was closed twice.
+    public consuming func close() throws(Errno) {
         let fd = rawValue
         discard self
-        if Glibc.close(fd) != 0 { throw Errno.current("close") }
+        guard Glibc.close(fd) != 0 else { return }
+        let error = Errno.current("close")
+        precondition(error != .badFileDescriptor, "close(\(fd)): not open (EBADF)")
+        throw error
     }
 
     /// Gives up ownership without closing; the caller now owns the number.
@@ -33,37 +45,76 @@ public struct FileDescriptor: ~Copyable {
         return fd
     }
 
-    /// A second descriptor for the same open file description (`fcntl(F_DUPFD_CLOEXEC)`).
-    public borrowing func duplicate() throws -> FileDescriptor {
+    /// A second descriptor (close-on-exec) for the same open file description
+    /// (`fcntl(F_DUPFD_CLOEXEC)`).
+    public borrowing func duplicate() throws(Errno) -> FileDescriptor {
         try FileDescriptor(duplicating: rawValue)
     }
 
-    /// A new descriptor (close-on-exec) for the open file description behind `raw`, which
-    /// stays with its owner (`fcntl(F_DUPFD_CLOEXEC)`).
-    public init(duplicating raw: CInt) throws {
-        let fd = try valueOrErrno("fcntl(F_DUPFD_CLOEXEC)") { fcntl(raw, F_DUPFD_CLOEXEC, 0) }
-        self.init(adopting: fd)
+    /// A new descriptor (close-on-exec) for the open file description behind `number`, which
+    /// stays with its owner (`fcntl(F_DUPFD_CLOEXEC)`): for a descriptor an app passes by
+    /// number through a public API.
+    public init(duplicating number: CInt) throws(Errno) {
+        self.init(adopting: try valueOrErrno("fcntl(F_DUPFD_CLOEXEC)") { fcntl(number, F_DUPFD_CLOEXEC, 0) })
     }
 
-    /// Sets or clears `O_NONBLOCK` (`fcntl(F_SETFL)`).
-    public borrowing func setNonBlocking(_ enabled: Bool = true) throws {
+    /// Sets or clears `O_NONBLOCK` (`fcntl(F_GETFL)`, `fcntl(F_SETFL)`).
+    public borrowing func setNonBlocking(_ enabled: Bool = true) throws(Errno) {
         let flags = try valueOrErrno("fcntl(F_GETFL)") { voipd_fcntl_getfl(rawValue) }
         let updated = enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
         if updated != flags { _ = try valueOrErrno("fcntl(F_SETFL)") { voipd_fcntl_setfl(rawValue, updated) } }
     }
 
-    /// Reads up to `count` bytes (`read(2)`); an empty array means end of file.
-    public borrowing func read(upTo count: Int) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let n = try buffer.withUnsafeMutableBytes { raw in
-            try retryingOnInterrupt("read") { Glibc.read(rawValue, raw.baseAddress, count) }
+    /// Sets or clears `FD_CLOEXEC` (`fcntl(F_SETFD)`): whether the descriptor is closed by
+    /// `execve`. Every descriptor is made close-on-exec; an in-place upgrade clears it on
+    /// those it carries over, for the exec alone.
+    public borrowing func setCloseOnExec(_ enabled: Bool = true) throws(Errno) {
+        _ = try valueOrErrno("fcntl(F_SETFD)") { fcntl(rawValue, F_SETFD, enabled ? FD_CLOEXEC : 0) }
+    }
+
+    /// Reads into `buffer` (`read(2)`): how many bytes came (0 at the end of the file), or
+    /// ``IOResult/wouldBlock`` when a non-blocking descriptor has nothing.
+    public borrowing func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult<Int> {
+        do {
+            return .processed(try valueOrErrno("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) })
+        } catch .wouldBlock {
+            return .wouldBlock
         }
+    }
+
+    /// Reads into `buffer` from `offset` (`pread(2)`), leaving the file offset alone; 0 at
+    /// the end of the file.
+    public borrowing func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int) throws(Errno) -> Int {
+        try valueOrErrno("pread") { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// Reads up to `count` bytes from a blocking descriptor (`read(2)`); an empty array
+    /// means the end of the file.
+    public borrowing func read(upTo count: Int) throws(Errno) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        // The standard library's closures rethrow untyped errors: the Errno comes out in a Result.
+        let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try read(into: raw) } }
+        guard case .processed(let n) = try result.get() else { throw Errno(EAGAIN, call: "read") }
         buffer.removeSubrange(n...)
         return buffer
     }
 
+    /// Reads the whole file from its start (`pread(2)`), however often it was read before; a
+    /// file longer than `limit` bytes is `EFBIG`.
+    public borrowing func readFromStart(limit: Int) throws(Errno) -> [UInt8] {
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let offset = contents.count
+            let n = try chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try read(into: raw, atOffset: offset) } }.get()
+            if n == 0 { return contents }
+            guard contents.count + n <= limit else { throw Errno(EFBIG, call: "read") }
+            contents.append(contentsOf: chunk[0..<n])
+        }
+    }
+
     /// Reads to the end of the file; a file longer than `limit` bytes is `EFBIG`.
-    public borrowing func readToEnd(limit: Int) throws -> [UInt8] {
+    public borrowing func readToEnd(limit: Int) throws(Errno) -> [UInt8] {
         var contents: [UInt8] = []
         while true {
             let chunk = try read(upTo: 65536)
@@ -73,23 +124,41 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
-    /// Writes all of `bytes` (`write(2)`), looping over short writes.
-    public borrowing func writeAll(_ bytes: some Collection<UInt8>) throws {
+    /// Writes all of `bytes` to a blocking descriptor (`write(2)`), looping over short writes.
+    public borrowing func writeAll(_ bytes: some Collection<UInt8>) throws(Errno) {
         let array = Array(bytes)
         var offset = 0
         while offset < array.count {
-            let n = try array.withUnsafeBytes { raw in
-                try retryingOnInterrupt("write") { Glibc.write(rawValue, raw.baseAddress! + offset, array.count - offset) }
-            }
-            offset += n
+            offset += try array.withUnsafeBytes { raw in
+                Result { () throws(Errno) in try valueOrErrno("write") { Glibc.write(rawValue, raw.baseAddress! + offset, array.count - offset) } }
+            }.get()
         }
+    }
+
+    /// Moves the file offset back to the start (`lseek(SEEK_SET)`).
+    public borrowing func rewind() throws(Errno) {
+        _ = try valueOrErrno("lseek") { lseek(rawValue, 0, SEEK_SET) }
+    }
+
+    /// A file in memory (`memfd_create(MFD_CLOEXEC)`), for state handed to another program
+    /// or to the service manager's store.
+    public static func memoryFile(named name: String) throws(Errno) -> FileDescriptor {
+        FileDescriptor(adopting: try valueOrErrno("memfd_create(\(name))") { voipd_memfd_create(name, voipd_MFD_CLOEXEC) })
     }
 }
 
 /// Opens a file (`open(2)`) with `O_CLOEXEC` always added.
-public func openFile(_ path: String, flags: CInt, mode: mode_t = 0o644) throws -> FileDescriptor {
-    let fd = try retryingOnInterrupt("open(\(path))") { voipd_open(path, flags | O_CLOEXEC, mode) }
-    return FileDescriptor(adopting: fd)
+public func openFile(_ path: String, flags: CInt, mode: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+    FileDescriptor(adopting: try valueOrErrno("open(\(path))") { voipd_open(path, flags | O_CLOEXEC, mode) })
+}
+
+/// Opens a file as ``openFile(_:flags:mode:)`` does; nil when there is none (ENOENT).
+public func openFileIfPresent(_ path: String, flags: CInt) throws(Errno) -> FileDescriptor? {
+    do {
+        return try openFile(path, flags: flags)
+    } catch .noSuchFileOrDirectory {
+        return nil
+    }
 }
 
 /// Two descriptors made together: both ends of a pipe or of a socket pair.
@@ -100,7 +169,7 @@ public struct DescriptorPair: ~Copyable {
 }
 
 /// Creates a pipe (`pipe2(O_CLOEXEC)`): `first` is the read end, `second` the write end.
-public func makePipe() throws -> DescriptorPair {
+public func makePipe() throws(Errno) -> DescriptorPair {
     var fds: [CInt] = [-1, -1]
     _ = try valueOrErrno("pipe2") { voipd_pipe2(&fds, O_CLOEXEC) }
     return DescriptorPair(first: FileDescriptor(adopting: fds[0]), second: FileDescriptor(adopting: fds[1]))

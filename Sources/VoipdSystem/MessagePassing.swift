@@ -18,79 +18,92 @@ public struct ReceivedMessage {
 }
 
 extension Socket {
-    /// `sendmsg` with the descriptors in one `SCM_RIGHTS` control message.
-    /// `MSG_NOSIGNAL` so that a vanished peer is an EPIPE error, not a SIGPIPE.
-    public static func send(_ fd: CInt, bytes: [UInt8], descriptors: [CInt] = []) throws {
+    /// `sendmsg` with the descriptors (borrowed: still the caller's) in one `SCM_RIGHTS`
+    /// control message. `MSG_NOSIGNAL`, so that a vanished peer is EPIPE, not a SIGPIPE.
+    /// ``IOResult/wouldBlock`` when a non-blocking socket's buffer is full; a datagram or
+    /// packet the kernel cut short is `EMSGSIZE`.
+    public static func send(_ socket: borrowing FileDescriptor, bytes: [UInt8], descriptors: [CInt] = []) throws(Errno) -> IOResult<Void> {
         var bytes = bytes
         let controlLength = descriptors.isEmpty ? 0 : voipd_cmsg_space(descriptors.count * MemoryLayout<CInt>.size)
-        let control = UnsafeMutableRawPointer.allocate(byteCount: max(controlLength, 1), alignment: MemoryLayout<cmsghdr>.alignment)
-        defer { control.deallocate() }
-        memset(control, 0, max(controlLength, 1))
-        let sent: Int = try bytes.withUnsafeMutableBytes { raw in
-            var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
-            return try withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                var message = msghdr()
-                message.msg_iov = vectorPointer
-                message.msg_iovlen = 1
-                if !descriptors.isEmpty {
-                    message.msg_control = control
-                    message.msg_controllen = controlLength
-                    let header = voipd_cmsg_firsthdr(&message)!
-                    header.pointee.cmsg_level = SOL_SOCKET
-                    header.pointee.cmsg_type = CInt(SCM_RIGHTS)
-                    header.pointee.cmsg_len = voipd_cmsg_len(descriptors.count * MemoryLayout<CInt>.size)
-                    let data = UnsafeMutableRawPointer(voipd_cmsg_data(header)!)
-                    descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                }
-                return try retryingOnInterrupt("sendmsg") { sendmsg(fd, &message, voipd_MSG_NOSIGNAL) }
+        let outcome = withMessage(&bytes, controlLength: controlLength) { message in
+            if !descriptors.isEmpty {
+                let header = voipd_cmsg_firsthdr(&message)!
+                header.pointee.cmsg_level = SOL_SOCKET
+                header.pointee.cmsg_type = CInt(SCM_RIGHTS)
+                header.pointee.cmsg_len = voipd_cmsg_len(descriptors.count * MemoryLayout<CInt>.size)
+                let data = UnsafeMutableRawPointer(voipd_cmsg_data(header)!)
+                descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             }
+            return Result { () throws(Errno) in try valueOrErrno("sendmsg") { sendmsg(socket.rawValue, &message, voipd_MSG_NOSIGNAL) } }
+        }
+        let sent: Int
+        do {
+            sent = try outcome.get()
+        } catch .wouldBlock {
+            return .wouldBlock
         }
         if sent != bytes.count { throw Errno(EMSGSIZE, call: "sendmsg: short send \(sent) of \(bytes.count)") }
+        return .processed(())
     }
 
     /// `recvmsg` with `MSG_CMSG_CLOEXEC` (received descriptors are close-on-exec from birth)
     /// and `MSG_TRUNC` (the real length of a longer packet is reported). Room is made for
     /// `maxDescriptors`; more than that sets ``ReceivedMessage/controlTruncated``.
-    /// Returns nil when nothing is waiting on a non-blocking socket.
-    public static func receive(_ fd: CInt, maxBytes: Int, maxDescriptors: Int) throws -> ReceivedMessage? {
+    /// ``IOResult/wouldBlock`` when nothing is waiting on a non-blocking socket.
+    public static func receive(_ socket: borrowing FileDescriptor, maxBytes: Int, maxDescriptors: Int) throws(Errno) -> IOResult<ReceivedMessage> {
         var buffer = [UInt8](repeating: 0, count: maxBytes)
-        let controlLength = voipd_cmsg_space(max(maxDescriptors, 1) * MemoryLayout<CInt>.size)
-        let control = UnsafeMutableRawPointer.allocate(byteCount: controlLength, alignment: MemoryLayout<cmsghdr>.alignment)
-        defer { control.deallocate() }
-        memset(control, 0, controlLength)
         var received: [CInt] = []
         var flags: CInt = 0
-        let n: Int = try buffer.withUnsafeMutableBytes { raw in
+        let controlLength = voipd_cmsg_space(max(maxDescriptors, 1) * MemoryLayout<CInt>.size)
+        let outcome = withMessage(&buffer, controlLength: controlLength) { message in
+            let outcome = Result { () throws(Errno) in
+                try valueOrErrno("recvmsg") { recvmsg(socket.rawValue, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC)) }
+            }
+            guard case .success = outcome else { return outcome }
+            flags = message.msg_flags
+            // Collect every descriptor first, so none can leak whatever happens next.
+            var header = voipd_cmsg_firsthdr(&message)
+            while let current = header {
+                if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == CInt(SCM_RIGHTS) {
+                    let count = (Int(current.pointee.cmsg_len) - voipd_cmsg_len(0)) / MemoryLayout<CInt>.size
+                    let data = UnsafeRawPointer(voipd_cmsg_data(current)!)
+                    for i in 0..<count { received.append(data.loadUnaligned(fromByteOffset: i * MemoryLayout<CInt>.size, as: CInt.self)) }
+                }
+                header = voipd_cmsg_nxthdr(&message, current)
+            }
+            return outcome
+        }
+        let n: Int
+        do {
+            n = try outcome.get()
+        } catch .wouldBlock {
+            return .wouldBlock
+        }
+        buffer.removeSubrange(min(n, maxBytes)...)
+        return .processed(ReceivedMessage(bytes: buffer, length: n, descriptors: DescriptorBag(adopting: received),
+                                          controlTruncated: flags & CInt(MSG_CTRUNC) != 0))
+    }
+
+    /// Runs `body` with a message header for the one buffer `bytes` and a zeroed control
+    /// buffer of `controlLength` bytes (none for 0): what `sendmsg` and `recvmsg` both take.
+    /// The result is a `Result` because the standard library's closures rethrow untyped errors.
+    private static func withMessage(_ bytes: inout [UInt8], controlLength: Int,
+                                    _ body: (inout msghdr) -> Result<Int, Errno>) -> Result<Int, Errno> {
+        let control = UnsafeMutableRawPointer.allocate(byteCount: max(controlLength, 1), alignment: MemoryLayout<cmsghdr>.alignment)
+        defer { control.deallocate() }
+        memset(control, 0, max(controlLength, 1))
+        return bytes.withUnsafeMutableBytes { raw in
             var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
-            return try withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 var message = msghdr()
                 message.msg_iov = vectorPointer
                 message.msg_iovlen = 1
-                message.msg_control = control
-                message.msg_controllen = controlLength
-                let n = recvmsg(fd, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC))
-                if n < 0 {
-                    if errno == EAGAIN || errno == EINTR { return -1 }
-                    throw Errno.current("recvmsg")
+                if controlLength > 0 {
+                    message.msg_control = control
+                    message.msg_controllen = controlLength
                 }
-                flags = message.msg_flags
-                // Collect every descriptor first, so none can leak whatever happens next.
-                var header = voipd_cmsg_firsthdr(&message)
-                while let current = header {
-                    if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == CInt(SCM_RIGHTS) {
-                        let dataLength = Int(current.pointee.cmsg_len) - voipd_cmsg_len(0)
-                        let count = dataLength / MemoryLayout<CInt>.size
-                        let data = UnsafeRawPointer(voipd_cmsg_data(current)!)
-                        for i in 0..<count { received.append(data.loadUnaligned(fromByteOffset: i * MemoryLayout<CInt>.size, as: CInt.self)) }
-                    }
-                    header = voipd_cmsg_nxthdr(&message, current)
-                }
-                return n
+                return body(&message)
             }
         }
-        if n < 0 { return nil }
-        buffer.removeSubrange(min(n, maxBytes)...)
-        return ReceivedMessage(bytes: buffer, length: n, descriptors: DescriptorBag(adopting: received),
-                               controlTruncated: flags & CInt(MSG_CTRUNC) != 0)
     }
 }

@@ -20,7 +20,7 @@ extension FileDescriptor {
     fileprivate borrowing func connect(address: inout sockaddr_un, length: socklen_t) throws {
         _ = try withUnsafePointer(to: &address) { pointer in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                try retryingOnInterrupt("connect(notify socket)") { Glibc.connect(rawValue, sa, length) }
+                try valueOrErrno("connect(notify socket)") { Glibc.connect(rawValue, sa, length) }
             }
         }
     }

@@ -2,20 +2,14 @@ import Glibc
 
 /// Reads of /proc: what the kernel says about a process.
 public enum ProcFS {
-    /// The whole content of a small file, or nil if it cannot be read.
+    /// The whole content of a small file, or nil if it cannot be read (the process is gone).
     public static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            result.append(contentsOf: chunk[0..<n])
+        do {
+            let file = try openFile(path, flags: O_RDONLY)
+            return String(decoding: try file.readToEnd(limit: 16 << 20), as: UTF8.self)
+        } catch {
+            return nil
         }
-        return String(decoding: result, as: UTF8.self)
     }
 
     /// The fields of /proc/PID/stat after the command name (which may contain spaces):

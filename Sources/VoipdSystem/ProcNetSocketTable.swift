@@ -18,7 +18,7 @@ public enum ProcNetSocketTable {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = try chunk.withUnsafeMutableBytes { raw in
-                try retryingOnInterrupt("read(/proc/\(pid)/net/\(name))") { Glibc.read(file.rawValue, raw.baseAddress, raw.count) }
+                try valueOrErrno("read(/proc/\(pid)/net/\(name))") { Glibc.read(file.rawValue, raw.baseAddress, raw.count) }
             }
             if count == 0 { return }
             pending += chunk[..<count]

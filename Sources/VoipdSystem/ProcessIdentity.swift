@@ -28,7 +28,7 @@ extension PidFd {
               let startTime = UInt64(fields[19]), let uid = ProcFS.realUserID(of: pid) else { return nil }
         do {
             try send(0)
-        } catch let error as Errno where error == .noSuchProcess {
+        } catch .noSuchProcess {
             // It ended meanwhile, and what /proc showed may be another process.
             return nil
         } catch {

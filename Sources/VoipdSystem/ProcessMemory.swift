@@ -144,7 +144,7 @@ extension ProcFS {
         let file = try openFile(path, flags: O_RDONLY)
         do {
             return String(decoding: try file.readToEnd(limit: limit), as: UTF8.self)
-        } catch let error as Errno {
+        } catch {
             throw Errno(error.rawValue, call: "read(\(path))")
         }
     }

@@ -53,7 +53,7 @@ public struct ProcessTree: Sendable, Equatable {
         let enough = (limit + 1) * 8
         while text.count < enough {
             let count = try chunk.withUnsafeMutableBytes { raw in
-                try retryingOnInterrupt("read(\(directory)/cgroup.procs)") { Glibc.read(file.rawValue, raw.baseAddress, raw.count) }
+                try valueOrErrno("read(\(directory)/cgroup.procs)") { Glibc.read(file.rawValue, raw.baseAddress, raw.count) }
             }
             if count == 0 { break }
             text += chunk[..<count]

@@ -7,28 +7,22 @@ import Glibc
 public struct SignalFd: ~Copyable {
     public let descriptor: FileDescriptor
 
-    public init(signals: [CInt]) throws {
+    public init(signals: [CInt]) throws(Errno) {
         var set = sigset_t()
         voipd_sigset_empty(&set)
         for signal in signals { voipd_sigset_add(&set, signal) }
         let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
         if rc != 0 { throw Errno(rc, call: "pthread_sigmask") }
-        let fd = try valueOrErrno("signalfd") { signalfd(-1, &set, CInt(SFD_NONBLOCK) | CInt(SFD_CLOEXEC)) }
-        descriptor = FileDescriptor(adopting: fd)
+        descriptor = FileDescriptor(adopting: try valueOrErrno("signalfd") { signalfd(-1, &set, CInt(SFD_NONBLOCK) | CInt(SFD_CLOEXEC)) })
     }
 
-    /// Reads every pending signal; empty when none is pending.
-    public func drain() throws -> [signalfd_siginfo] {
-        var result: [signalfd_siginfo] = []
+    /// The next pending signal's number (`read(2)` of a `signalfd_siginfo`), or
+    /// ``IOResult/wouldBlock`` when none is pending.
+    public func next() throws(Errno) -> IOResult<CInt> {
         var info = signalfd_siginfo()
-        let size = MemoryLayout<signalfd_siginfo>.size
-        while true {
-            let n = Glibc.read(descriptor.rawValue, &info, size)
-            if n == size { result.append(info); continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno != EAGAIN { throw Errno.current("read(signalfd)") }
-            return result
-        }
+        let result = try withUnsafeMutableBytes(of: &info) { raw throws(Errno) in try descriptor.read(into: raw) }
+        guard case .processed = result else { return .wouldBlock }
+        return .processed(CInt(info.ssi_signo))
     }
 }
 

@@ -47,14 +47,13 @@ public enum Socket {
     public static let datagramType = CInt(SOCK_DGRAM.rawValue)
 
     /// `socket(2)` with `SOCK_CLOEXEC` (and `SOCK_NONBLOCK` when asked).
-    public static func make(domain: CInt, type: CInt, nonBlocking: Bool = false) throws -> FileDescriptor {
+    public static func make(domain: CInt, type: CInt, nonBlocking: Bool = false) throws(Errno) -> FileDescriptor {
         let flags = voipd_SOCK_CLOEXEC | (nonBlocking ? voipd_SOCK_NONBLOCK : 0)
-        let fd = try valueOrErrno("socket") { socket(domain, type | flags, 0) }
-        return FileDescriptor(adopting: fd)
+        return FileDescriptor(adopting: try valueOrErrno("socket") { socket(domain, type | flags, 0) })
     }
 
     /// `socketpair(AF_UNIX)`, both ends close-on-exec.
-    public static func pair(type: CInt = streamType) throws -> DescriptorPair {
+    public static func pair(type: CInt = streamType) throws(Errno) -> DescriptorPair {
         var fds: [CInt] = [-1, -1]
         _ = try valueOrErrno("socketpair") { socketpair(AF_UNIX, type | voipd_SOCK_CLOEXEC, 0, &fds) }
         return DescriptorPair(first: FileDescriptor(adopting: fds[0]), second: FileDescriptor(adopting: fds[1]))
@@ -83,12 +82,12 @@ public enum Socket {
         let fd = try make(domain: AF_UNIX, type: type, nonBlocking: true)
         do {
             try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
-        } catch let error as Errno where error.rawValue == EADDRINUSE {
+        } catch Errno.addressInUse {
             if (try? connectUnix(path: path, type: type)) != nil { throw Errno(EADDRINUSE, call: "bind(\(path)): another daemon is listening there") }
-            unlink(path)
+            try removeFile(path)
             try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
         }
-        chmod(path, mode)
+        _ = try valueOrErrno("chmod(\(path))") { chmod(path, mode) }
         _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
         return fd
     }
@@ -97,7 +96,7 @@ public enum Socket {
     public static func connectUnix(path: String, type: CInt = seqpacketType) throws -> FileDescriptor {
         let fd = try make(domain: AF_UNIX, type: type)
         try withUnixAddress(path) { sa, len in
-            _ = try retryingOnInterrupt("connect(\(path))") { Glibc.connect(fd.rawValue, sa, len) }
+            _ = try valueOrErrno("connect(\(path))") { Glibc.connect(fd.rawValue, sa, len) }
         }
         return fd
     }
@@ -115,115 +114,134 @@ public enum Socket {
     /// A TCP listener on an IPv4 address (port 0 picks an ephemeral port; see ``localPort(_:)``).
     public static func listenTCP(host: String = "127.0.0.1", port: UInt16 = 0, backlog: CInt = 128) throws -> FileDescriptor {
         let fd = try make(domain: AF_INET, type: streamType)
-        var one: CInt = 1
-        setsockopt(fd.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size))
+        try setIntOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
         try withInetAddress(host: host, port: port) { sa, len in _ = try valueOrErrno("bind(\(host):\(port))") { bind(fd.rawValue, sa, len) } }
         _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
         return fd
     }
 
-    /// A blocking TCP connection to an IPv4 address.
+    /// A blocking TCP connection to an IPv4 address, with `TCP_NODELAY`.
     public static func connectTCP(host: String, port: UInt16) throws -> FileDescriptor {
         let fd = try make(domain: AF_INET, type: streamType)
         try withInetAddress(host: host, port: port) { sa, len in
-            _ = try retryingOnInterrupt("connect(\(host):\(port))") { Glibc.connect(fd.rawValue, sa, len) }
+            _ = try valueOrErrno("connect(\(host):\(port))") { Glibc.connect(fd.rawValue, sa, len) }
         }
-        var one: CInt = 1
-        setsockopt(fd.rawValue, CInt(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<CInt>.size))
+        try setIntOption(fd, CInt(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
         return fd
     }
 
     /// The path a Unix socket is bound to (`getsockname`); nil for an unbound or abstract one.
-    public static func unixPath(of fd: CInt) -> String? {
+    public static func unixPath(of fd: borrowing FileDescriptor) throws(Errno) -> String? {
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let rc = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        _ = try withUnsafeMutablePointer(to: &address) { pointer throws(Errno) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in
+                try valueOrErrno("getsockname") { getsockname(fd.rawValue, sa, &length) }
+            }
         }
-        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        guard address.sun_family == sa_family_t(AF_UNIX) else { return nil }
         let path = withUnsafeBytes(of: address.sun_path) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
         return path.hasPrefix("/") ? path : nil
     }
 
     /// The local port of an IPv4 socket (`getsockname`).
-    public static func localPort(_ fd: borrowing FileDescriptor) throws -> UInt16 {
+    public static func localPort(_ fd: borrowing FileDescriptor) throws(Errno) -> UInt16 {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+        _ = try withUnsafeMutablePointer(to: &address) { pointer throws(Errno) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in
                 try valueOrErrno("getsockname") { getsockname(fd.rawValue, sa, &length) }
             }
         }
         return UInt16(bigEndian: address.sin_port)
     }
 
-    /// `accept4(SOCK_CLOEXEC | SOCK_NONBLOCK)`; nil when no connection is waiting.
-    public static func accept(_ listener: borrowing FileDescriptor, nonBlocking: Bool = true) throws -> FileDescriptor? {
+    /// `accept4(SOCK_CLOEXEC)`, and `SOCK_NONBLOCK` for the new connection unless
+    /// `nonBlocking` is false. A connection aborted before it was taken is skipped.
+    public static func accept(_ listener: borrowing FileDescriptor, nonBlocking: Bool = true) throws(Errno) -> IOResult<FileDescriptor> {
+        let flags = voipd_SOCK_CLOEXEC | (nonBlocking ? voipd_SOCK_NONBLOCK : 0)
         while true {
-            let fd = voipd_accept4(listener.rawValue, voipd_SOCK_CLOEXEC | (nonBlocking ? voipd_SOCK_NONBLOCK : 0))
-            if fd >= 0 { return FileDescriptor(adopting: fd) }
-            switch errno {
-            case EINTR, ECONNABORTED: continue
-            case EAGAIN: return nil
-            default: throw Errno.current("accept4")
+            do {
+                return .processed(FileDescriptor(adopting: try valueOrErrno("accept4") { voipd_accept4(listener.rawValue, flags) }))
+            } catch .connectionAbort {
+                continue
+            } catch .wouldBlock {
+                return .wouldBlock
             }
         }
     }
 
     /// `getsockopt(SO_PEERCRED)`.
-    public static func peerCredentials(_ fd: CInt) throws -> PeerCredentials {
+    public static func peerCredentials(_ fd: borrowing FileDescriptor) throws(Errno) -> PeerCredentials {
         var credentials = voipd_peer_credentials()
-        _ = try valueOrErrno("getsockopt(SO_PEERCRED)") { voipd_peer_credentials_get(fd, &credentials) }
+        _ = try valueOrErrno("getsockopt(SO_PEERCRED)") { voipd_peer_credentials_get(fd.rawValue, &credentials) }
         return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
     }
 
-    static func intOption(_ fd: CInt, _ level: CInt, _ name: CInt, _ call: String) throws -> CInt {
+    /// A pidfd for the process at the other end of a Unix socket, whose pid `credentials`
+    /// gave. `SO_PEERPIDFD` (Linux 6.5) names the process that connected, even if it has
+    /// exited and its pid been reused since; an older kernel falls back to `pidfd_open` of
+    /// the pid, which such a reuse could fool.
+    public static func peerProcess(_ fd: borrowing FileDescriptor, credentials: PeerCredentials) throws(Errno) -> PidFd {
+        do {
+            let pinned = try valueOrErrno("getsockopt(SO_PEERPIDFD)") { voipd_peer_pidfd(fd.rawValue) }
+            return PidFd(adopting: FileDescriptor(adopting: pinned), pid: credentials.pid)
+        } catch .protocolNotAvailable {
+            // Only a kernel without the option falls back; any other error (the peer is
+            // gone) must not reopen a pid that may now be someone else's.
+            return try PidFd(pid: credentials.pid)
+        }
+    }
+
+    static func intOption(_ fd: borrowing FileDescriptor, _ level: CInt, _ name: CInt, _ call: StaticString) throws(Errno) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
-        _ = try valueOrErrno(call) { getsockopt(fd, level, name, &value, &length) }
+        _ = try valueOrErrno("\(call)") { getsockopt(fd.rawValue, level, name, &value, &length) }
         return value
     }
 
-    /// Whether `fd` is a socket at all (`fstat`), and if so what kind. Nil for a pipe, file, …
-    public static func kind(of fd: CInt) throws -> SocketKind? {
-        var info = stat()
-        _ = try valueOrErrno("fstat") { fstat(fd, &info) }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+    static func setIntOption(_ fd: borrowing FileDescriptor, _ level: CInt, _ name: CInt, _ value: CInt, _ call: StaticString) throws(Errno) {
+        var value = value
+        _ = try valueOrErrno("\(call)") { setsockopt(fd.rawValue, level, name, &value, socklen_t(MemoryLayout<CInt>.size)) }
+    }
+
+    /// Whether `fd` is a socket at all (`fstat`), and if so what kind (`getsockopt`,
+    /// `getpeername`). Nil for a pipe, a file, …
+    public static func kind(of fd: borrowing FileDescriptor) throws(Errno) -> SocketKind? {
+        guard try fileStatus(of: fd).st_mode & S_IFMT == S_IFSOCK else { return nil }
         let domain = try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
         let type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
         let listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let connected = withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd.rawValue, $0, &length) == 0 }
         }
         return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected)
     }
 
     /// The inode number of a descriptor (`fstat`): the identity of the socket behind it.
-    public static func inode(of fd: CInt) throws -> UInt64 {
-        var info = stat()
-        _ = try valueOrErrno("fstat") { fstat(fd, &info) }
-        return UInt64(info.st_ino)
+    public static func inode(of fd: borrowing FileDescriptor) throws(Errno) -> UInt64 {
+        UInt64(try fileStatus(of: fd).st_ino)
     }
 
     /// Whether the peer has closed its end (`poll` for `POLLRDHUP`, not waiting), even if
     /// what it sent before has not been read yet.
-    public static func peerHasClosed(_ fd: CInt) -> Bool {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN) | voipd_POLLRDHUP, revents: 0)
-        guard poll(&poller, 1, 0) > 0 else { return false }
+    public static func peerHasClosed(_ fd: borrowing FileDescriptor) -> Bool {
+        var poller = pollfd(fd: fd.rawValue, events: Int16(POLLIN) | voipd_POLLRDHUP, revents: 0)
+        guard (try? valueOrErrno("poll") { poll(&poller, 1, 0) }) ?? 0 > 0 else { return false }
         return poller.revents & (voipd_POLLRDHUP | Int16(POLLHUP)) != 0
     }
 
     /// Bytes waiting to be read (`ioctl(FIONREAD)`); never consumes or peeks data.
-    public static func bytesAvailable(_ fd: CInt) throws -> Int {
+    public static func bytesAvailable(_ fd: borrowing FileDescriptor) throws(Errno) -> Int {
         var value: CInt = 0
-        _ = try valueOrErrno("ioctl(FIONREAD)") { voipd_ioctl_int(fd, voipd_FIONREAD, &value) }
+        _ = try valueOrErrno("ioctl(FIONREAD)") { voipd_ioctl_int(fd.rawValue, voipd_FIONREAD, &value) }
         return Int(value)
     }
 
     /// `shutdown(SHUT_RDWR)`: ends the connection for every holder of the socket.
-    public static func shutdownBoth(_ fd: CInt) throws {
-        _ = try valueOrErrno("shutdown") { Glibc.shutdown(fd, CInt(SHUT_RDWR)) }
+    public static func shutdownBoth(_ fd: borrowing FileDescriptor) throws(Errno) {
+        _ = try valueOrErrno("shutdown") { Glibc.shutdown(fd.rawValue, CInt(SHUT_RDWR)) }
     }
 }

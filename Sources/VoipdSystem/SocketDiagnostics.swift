@@ -71,7 +71,7 @@ public final class SocketDiagnostics {
             var sender = sockaddr_nl()
             var senderLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
             let count = try buffer.withUnsafeMutableBytes { bytes in
-                try retryingOnInterrupt("recvfrom(NETLINK_SOCK_DIAG)") {
+                try valueOrErrno("recvfrom(NETLINK_SOCK_DIAG)") {
                     withUnsafeMutablePointer(to: &sender) { address in
                         address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                             recvfrom(descriptor.rawValue, bytes.baseAddress, bytes.count, 0, $0, &senderLength)

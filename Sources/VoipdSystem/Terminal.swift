@@ -42,12 +42,12 @@ public struct SavedTerminalMode: Sendable {
             cc[Int(VMIN)] = 0
             cc[Int(VTIME)] = 0
         }
-        _ = try retryingOnInterrupt("tcsetattr") { tcsetattr(fd, TCSANOW, &mode) }
+        _ = try valueOrErrno("tcsetattr") { tcsetattr(fd, TCSANOW, &mode) }
     }
 
     /// Puts the saved mode back, once what was written has gone out (`TCSADRAIN`).
     public func restore() throws {
         var mode = saved
-        _ = try retryingOnInterrupt("tcsetattr") { tcsetattr(fd, TCSADRAIN, &mode) }
+        _ = try valueOrErrno("tcsetattr") { tcsetattr(fd, TCSADRAIN, &mode) }
     }
 }

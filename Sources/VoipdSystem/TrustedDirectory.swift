@@ -25,7 +25,7 @@ public struct TrustedDirectory: ~Copyable {
     /// Opens the directory at `path`, first making it (mode 0700) if it is missing and its
     /// parent exists.
     public init(path: String) throws {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Errno.current("mkdir(\(path))") }
+        try makeDirectory(path, mode: 0o700)
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard realpath(path, &buffer) != nil else { throw Errno.current("realpath(\(path))") }
         let resolved = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -37,10 +37,8 @@ public struct TrustedDirectory: ~Copyable {
             let current = prefix.isEmpty ? "/" : prefix
             checked = try Self.checkDirectory(current, isTarget: index == components.count - 1)
         }
-        let fd = try retryingOnInterrupt("open(\(resolved))") { voipd_open(resolved, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0) }
-        let opened = FileDescriptor(adopting: fd)
-        var info = stat()
-        _ = try valueOrErrno("fstat(\(resolved))") { fstat(opened.rawValue, &info) }
+        let opened = try openFile(resolved, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        let info = try fileStatus(of: opened)
         // Renamed or replaced between the check and the open.
         guard info.st_dev == checked.st_dev && info.st_ino == checked.st_ino else {
             throw UntrustedPath(path: resolved, reason: "changed while it was being checked")
@@ -70,15 +68,9 @@ public struct TrustedDirectory: ~Copyable {
     /// The content of the file `name` in the directory, or nil if there is none. The file
     /// must be a regular file of this user, writable by no one else, and at most `limit` bytes.
     public func read(_ name: String, limit: Int) throws -> [UInt8]? {
-        let raw = openat(descriptor.rawValue, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if raw < 0 {
-            if errno == ENOENT { return nil }
-            throw Errno.current("open(\(path)/\(name))")
-        }
-        let file = FileDescriptor(adopting: raw)
-        var info = stat()
-        _ = try valueOrErrno("fstat(\(path)/\(name))") { fstat(file.rawValue, &info) }
         let filePath = "\(path)/\(name)"
+        guard let file = try openIfPresent(name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return nil }
+        let info = try fileStatus(of: file)
         guard info.st_mode & S_IFMT == S_IFREG else { throw UntrustedPath(path: filePath, reason: "not a regular file") }
         guard info.st_uid == geteuid() else { throw UntrustedPath(path: filePath, reason: "owned by uid \(info.st_uid), not uid \(geteuid())") }
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
@@ -100,10 +92,7 @@ public struct TrustedDirectory: ~Copyable {
     /// not survive a crash of the machine.
     public func replace(_ name: String, with content: [UInt8]) throws {
         let temporary = name + ".new"
-        let raw = try retryingOnInterrupt("open(\(path)/\(temporary))") {
-            openat(descriptor.rawValue, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        }
-        let file = FileDescriptor(adopting: raw)
+        let file = try open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
         // An older file of the same name keeps its mode through O_TRUNC.
         _ = try valueOrErrno("fchmod(\(path)/\(temporary))") { fchmod(file.rawValue, 0o600) }
         try file.writeAll(content)
@@ -112,7 +101,25 @@ public struct TrustedDirectory: ~Copyable {
     }
 
     /// Removes the file `name`, if it is there.
-    public func remove(_ name: String) throws {
-        if unlinkat(descriptor.rawValue, name, 0) != 0 && errno != ENOENT { throw Errno.current("unlink(\(path)/\(name))") }
+    public func remove(_ name: String) throws(Errno) {
+        do {
+            _ = try valueOrErrno("unlink(\(path)/\(name))") { unlinkat(descriptor.rawValue, name, 0) }
+        } catch .noSuchFileOrDirectory {
+            return
+        }
+    }
+
+    /// Opens the file `name` of the directory, if there is one.
+    private func openIfPresent(_ name: String, flags: CInt) throws(Errno) -> FileDescriptor? {
+        do {
+            return try open(name, flags: flags)
+        } catch .noSuchFileOrDirectory {
+            return nil
+        }
+    }
+
+    /// Opens the file `name` of the directory (`openat(2)`, close-on-exec).
+    private func open(_ name: String, flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
+        FileDescriptor(adopting: try valueOrErrno("open(\(path)/\(name))") { openat(descriptor.rawValue, name, flags | O_CLOEXEC, mode) })
     }
 }

@@ -13,7 +13,7 @@ extension PidFd {
         if ProcFS.state(of: pid) == "T" { return }
         try send(SIGSTOP)
         var info = siginfo_t()
-        _ = try retryingOnInterrupt("waitid(P_PIDFD, WSTOPPED | WEXITED | WNOWAIT)") {
+        _ = try valueOrErrno("waitid(P_PIDFD, WSTOPPED | WEXITED | WNOWAIT)") {
             voipd_waitid_pidfd(descriptor.rawValue, &info, WSTOPPED | WEXITED | WNOWAIT)
         }
         guard isStoppedChild() else { throw Errno(ECHILD, call: "pid \(pid) ended instead of stopping") }

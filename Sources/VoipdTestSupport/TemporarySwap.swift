@@ -134,7 +134,7 @@ public final class TemporarySwap {
         let file = try openFile(path, flags: O_WRONLY)
         do {
             try file.writeAll(Array(text.utf8))
-        } catch let error as Errno {
+        } catch {
             throw Errno(error.rawValue, call: "write \(text) to \(path)")
         }
     }

@@ -42,8 +42,16 @@ final class TransferAgentProcess {
 
     var hasQueuedOutput: Bool { !outbox.isEmpty }
 
-    /// voipd's end of the socket, while it is open.
-    var socketDescriptor: CInt? { socket?.rawValue }
+    /// Whether voipd's end of the socket is open.
+    var isSocketOpen: Bool { socket != nil }
+
+    /// Lends voipd's end of the socket to `body`, while it is open.
+    func withSocket(_ body: (borrowing FileDescriptor) -> Void) {
+        switch socket {
+        case .some(let socket): body(socket)
+        case .none: return
+        }
+    }
 
     /// Queues a command and sends what the socket takes. False when the agent cannot take
     /// it (gone, or stuck with a full queue).
@@ -61,27 +69,33 @@ final class TransferAgentProcess {
     /// Sends queued commands until the socket is full. False when the agent is gone.
     @discardableResult
     func flush() -> Bool {
-        guard let fd = socket?.rawValue else { return false }
-        while let packet = outbox.first {
-            do {
-                try Socket.send(fd, bytes: packet)
-                outbox.removeFirst()
-            } catch let error as Errno where error == .wouldBlock {
-                return true
-            } catch {
-                return false
+        switch socket {
+        case .none:
+            return false
+        case .some(let socket):
+            while let packet = outbox.first {
+                do {
+                    guard case .processed = try Socket.send(socket, bytes: packet) else { return true }
+                    outbox.removeFirst()
+                } catch {
+                    return false
+                }
             }
+            return true
         }
-        return true
     }
 
     /// Reports waiting on the socket, at most `limit` (so one busy agent cannot hold the
     /// loop). Throws when the agent sent something that is not a report; nil at end of stream.
     func receive(limit: Int = 64) throws -> [AgentReport]? {
-        guard let fd = socket?.rawValue else { return nil }
         var reports: [AgentReport] = []
         while reports.count < limit {
-            guard let message = try Socket.receive(fd, maxBytes: AgentFrame.maximumSize + 1, maxDescriptors: 1) else { break }
+            let received: IOResult<ReceivedMessage>
+            switch socket {
+            case .none: return nil
+            case .some(let socket): received = try Socket.receive(socket, maxBytes: AgentFrame.maximumSize + 1, maxDescriptors: 1)
+            }
+            guard case .processed(let message) = received else { break }
             if message.isEndOfStream { return reports.isEmpty ? nil : reports }
             message.descriptors.closeAll()
             reports.append(try AgentFrame.decode(AgentReport.self, type: AgentFrame.reportType, packet: message.bytes,

@@ -9,9 +9,9 @@ import VoipdTransfers
 public protocol TransferServiceHost: AnyObject {
     /// Watch `descriptor` for `events` (add, or change the events of a watched one);
     /// readiness comes back with `token`.
-    func watch(_ descriptor: CInt, events: EpollEvents, token: UInt64)
+    func watch(_ descriptor: borrowing FileDescriptor, events: EpollEvents, token: UInt64)
     /// Stop watching it (before it is closed).
-    func unwatch(_ descriptor: CInt)
+    func unwatch(_ descriptor: borrowing FileDescriptor)
     /// Hand events to an app, resuming or relaunching it first as `delivery.wake` says; then
     /// ``TransferService/handle(_:)`` with `.eventsHandled` when the app says it handled them,
     /// or `.deliveryFailed` when it cannot be reached.
@@ -210,7 +210,7 @@ public final class TransferService {
         agents[uid] = agent
         agentsByToken[agent.socketToken] = agent
         agentsByToken[agent.processToken] = agent
-        host?.watch(agent.process.descriptor.rawValue, events: .readable, token: agent.processToken)
+        host?.watch(agent.process.descriptor, events: .readable, token: agent.processToken)
         updateWatch(agent)
         return agent
     }
@@ -221,8 +221,9 @@ public final class TransferService {
     }
 
     private func updateWatch(_ agent: TransferAgentProcess) {
-        guard let fd = agent.socketDescriptor else { return }
-        host?.watch(fd, events: agent.hasQueuedOutput ? [.readable, .writable] : .readable, token: agent.socketToken)
+        agent.withSocket { socket in
+            host?.watch(socket, events: agent.hasQueuedOutput ? [.readable, .writable] : .readable, token: agent.socketToken)
+        }
     }
 
     // MARK: - Reports
@@ -272,11 +273,11 @@ public final class TransferService {
     private func agentExited(_ agent: TransferAgentProcess) {
         let status = (try? agent.process.reapIfExited()) ?? nil
         guard let status else { return }
-        host?.unwatch(agent.process.descriptor.rawValue)
+        host?.unwatch(agent.process.descriptor)
         agentsByToken[agent.processToken] = nil
         if agents[agent.uid] === agent {
             // What it said before it ended still counts.
-            while agent.socketDescriptor != nil, let reports = try? agent.receive(), !reports.isEmpty {
+            while agent.isSocketOpen, let reports = try? agent.receive(), !reports.isEmpty {
                 handleReports(reports, from: agent)
             }
             release(agent)
@@ -292,7 +293,7 @@ public final class TransferService {
 
     /// Forgets the agent's socket; its process stays watched until it has been reaped.
     private func release(_ agent: TransferAgentProcess) {
-        if let fd = agent.socketDescriptor { host?.unwatch(fd) }
+        agent.withSocket { socket in host?.unwatch(socket) }
         agentsByToken[agent.socketToken] = nil
         agent.closeSocket()
         if agents[agent.uid] === agent { agents[agent.uid] = nil }

@@ -23,7 +23,7 @@ public final class TransferServiceLoop: TransferServiceHost {
     public init(configuration: TransferConfiguration, store: TransferStore, launcher: TransferAgentLauncher) throws {
         epoll = try Epoll()
         timer = try TimerFd()
-        try epoll.add(timer.descriptor.rawValue, events: .readable, token: Self.timerToken)
+        try epoll.add(timer.descriptor, events: .readable, token: Self.timerToken)
         service = try TransferService(configuration: configuration, store: store, launcher: launcher, host: self)
         try armTimer()
     }
@@ -43,7 +43,7 @@ public final class TransferServiceLoop: TransferServiceHost {
             guard MonotonicInstant.now < end else { return false }
             try epoll.wait(timeoutMilliseconds: pollTimeout(until: end, limit: .seconds(1))) { ready in
                 if ready.token == Self.timerToken {
-                    try timer.acknowledge()
+                    _ = try timer.acknowledge()
                     service.timerFired()
                 } else {
                     service.descriptorReady(token: ready.token, events: ready.events)
@@ -62,22 +62,26 @@ public final class TransferServiceLoop: TransferServiceHost {
 
     // MARK: - TransferServiceHost
 
-    public func watch(_ descriptor: CInt, events: EpollEvents, token: UInt64) {
+    public func watch(_ descriptor: borrowing FileDescriptor, events: EpollEvents, token: UInt64) {
         do {
-            if watched[descriptor] == nil {
+            if watched[descriptor.rawValue] == nil {
                 try epoll.add(descriptor, events: events, token: token)
             } else {
                 try epoll.modify(descriptor, events: events, token: token)
             }
-            watched[descriptor] = token
+            watched[descriptor.rawValue] = token
         } catch {
             logLines.append("epoll: \(error)")
         }
     }
 
-    public func unwatch(_ descriptor: CInt) {
-        guard watched.removeValue(forKey: descriptor) != nil else { return }
-        try? epoll.remove(descriptor)
+    public func unwatch(_ descriptor: borrowing FileDescriptor) {
+        guard watched.removeValue(forKey: descriptor.rawValue) != nil else { return }
+        do {
+            try epoll.remove(descriptor)
+        } catch {
+            logLines.append("epoll: \(error)")
+        }
     }
 
     public func deliver(_ delivery: TransferDelivery) {

@@ -88,7 +88,7 @@ public final class TransferStore {
         let file = try openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
         do {
             try file.writeAll(data)
-            _ = try retryingOnInterrupt("fdatasync(\(temporary))") { fdatasync(file.rawValue) }
+            _ = try valueOrErrno("fdatasync(\(temporary))") { fdatasync(file.rawValue) }
             try file.close()
         } catch {
             unlink(temporary)
@@ -102,12 +102,7 @@ public final class TransferStore {
     }
 
     private func read(_ path: String) throws -> Data? {
-        let file: FileDescriptor
-        do {
-            file = try openFile(path, flags: O_RDONLY | O_NOFOLLOW)
-        } catch let error as Errno where error.rawValue == ENOENT {
-            return nil
-        }
+        guard let file = try openFileIfPresent(path, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
         var data = Data()
         while true {
             let chunk = try file.read(upTo: 65536)

@@ -45,7 +45,7 @@ final class PresenceServer: EventSource {
         let bytes: [UInt8]
         do {
             bytes = try connection.descriptor.read(upTo: 4096)
-        } catch let error as Errno where error == .wouldBlock {
+        } catch .wouldBlock {
             return
         } catch {
             return close(id, reason: "\(error)")
@@ -75,7 +75,7 @@ final class PresenceServer: EventSource {
     }
 
     private func acceptAll() throws {
-        while let accepted = try Socket.accept(listener) {
+        while case .processed(let accepted) = try Socket.accept(listener) {
             let id = nextID
             nextID += 1
             let connection = Connection(accepted)

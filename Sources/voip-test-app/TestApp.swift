@@ -124,7 +124,7 @@ final class TestApp {
             channel.report(.unregistered(socket: name))
         case .retrieve(let name):
             let copy = try voipd().retrieveVoIPSocket(name: name)
-            let same = try sockets[name].map { try Socket.inode(of: $0.descriptor.rawValue) == Socket.inode(of: copy.rawValue) } ?? false
+            let same = try sockets[name].map { try Socket.inode(of: $0.descriptor) == Socket.inode(of: copy) } ?? false
             channel.report(.retrieved(socket: name, sameSocket: same))
         case .closeOwn(let name):
             sockets[name] = nil

@@ -76,7 +76,7 @@ final class AppFleet {
         guard try waitReadable(listener.rawValue, milliseconds: 60_000) else {
             throw BenchError("no app connected within 60 s")
         }
-        guard let connection = try Socket.accept(listener, nonBlocking: false) else { return try acceptApp(count: count) }
+        guard let connection = try Socket.accept(listener, nonBlocking: false).processed() else { return try acceptApp(count: count) }
         guard try waitReadable(connection.rawValue, milliseconds: 30_000) else { throw BenchError("an app connected but did not announce itself") }
         var index: UInt32 = 0
         guard recv(connection.rawValue, &index, 4, CInt(MSG_WAITALL)) == 4, Int(UInt32(littleEndian: index)) < count else {

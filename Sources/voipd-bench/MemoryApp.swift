@@ -33,7 +33,7 @@ enum MemoryApp {
             var stamp: UInt64 = 0
             while true {
                 let count = try withUnsafeMutableBytes(of: &stamp) { raw in
-                    try retryingOnInterrupt("read(3)") { read(3, raw.baseAddress, 8) }
+                    try valueOrErrno("read(3)") { read(3, raw.baseAddress, 8) }
                 }
                 let readReturned = MonotonicInstant.now.nanoseconds
                 guard count == 8 else { return count == 0 ? 0 : fail("a short stamp (\(count) bytes)") }
@@ -49,7 +49,7 @@ enum MemoryApp {
     /// One write of less than PIPE_BUF bytes.
     private static func report(_ line: String) throws {
         var bytes = Array(line.utf8)
-        _ = try retryingOnInterrupt("write(report)") { write(1, &bytes, bytes.count) }
+        _ = try valueOrErrno("write(report)") { write(1, &bytes, bytes.count) }
     }
 
     private static func fail(_ message: String) -> Int32 {
@@ -86,7 +86,7 @@ final class MemoryAppUnderTest {
         try writeEnd.close()
         reports = LineReader(readEnd)
         epoll = try Epoll(maxEventsPerWait: 1)
-        try epoll.add(held.rawValue, events: .readable, token: 1)
+        try epoll.add(held, events: .readable, token: 1)
         // From here a failure ends the app in deinit.
         guard let line = try reports.next(timeoutMilliseconds: 120_000), line.hasPrefix("READY "),
               let written = UInt64(line.dropFirst(6)) else {
@@ -116,7 +116,7 @@ final class MemoryAppUnderTest {
         var stamp = MonotonicInstant.now.nanoseconds
         guard write(peer.rawValue, &stamp, 8) == 8 else { throw Errno.current("write(stamp)") }
         var ready = false
-        while !ready { try epoll.wait(timeoutMilliseconds: 10_000) { _ in ready = true } }
+        while !ready { epoll.wait(timeoutMilliseconds: 10_000) { _ in ready = true } }
         try beforeResume()
         try pidfd.send(SIGCONT)
         while true {

@@ -36,10 +36,8 @@ final class DownloadFiles {
         partialName = String(partialPath[partialPath.index(after: partialPath.lastIndex(of: "/")!)...])
         do {
             directory = try openFile(directoryPath, flags: O_RDONLY | O_DIRECTORY)
-        } catch let error as Errno {
-            throw FileProblem(message: "cannot open the directory \(directoryPath): \(Self.reason(error))")
         } catch {
-            throw FileProblem(message: "cannot open the directory \(directoryPath): \(error)")
+            throw FileProblem(message: "cannot open the directory \(directoryPath): \(Self.reason(error))")
         }
         var status = stat()
         guard fstat(directory.rawValue, &status) == 0 else {

@@ -6,12 +6,12 @@ import VoipdTransfers
 /// the main thread, reports out from the agent's queue. Sends block: a parent that does not
 /// read holds the agent back, and never the other way round (voipd's end does not block).
 final class ParentChannel: @unchecked Sendable {
-    let descriptor: CInt
+    let descriptor: FileDescriptor
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
     private let sendLock = NSLock()
 
-    init(descriptor: CInt) {
+    init(descriptor: consuming FileDescriptor) {
         self.descriptor = descriptor
     }
 
@@ -20,8 +20,11 @@ final class ParentChannel: @unchecked Sendable {
         sendLock.lock()
         defer { sendLock.unlock() }
         do {
-            try Socket.send(descriptor, bytes: AgentFrame.encode(report, type: AgentFrame.reportType, encoder: encoder))
-        } catch let error as Errno where error == .brokenPipe || error.rawValue == ECONNRESET {
+            // The socket blocks: a full buffer waits for voipd to read.
+            guard case .processed = try Socket.send(descriptor, bytes: AgentFrame.encode(report, type: AgentFrame.reportType, encoder: encoder)) else {
+                throw Errno.wouldBlock
+            }
+        } catch let error as Errno where error == .brokenPipe || error == .connectionReset {
             exit(0)
         } catch {
             Log.error("cannot send a report: \(error)")
@@ -32,7 +35,7 @@ final class ParentChannel: @unchecked Sendable {
     /// The next command; nil when voipd has closed the socket.
     func receive() throws -> AgentCommand? {
         while true {
-            guard let message = try Socket.receive(descriptor, maxBytes: AgentFrame.maximumSize + 1, maxDescriptors: 1) else { continue }
+            guard case .processed(let message) = try Socket.receive(descriptor, maxBytes: AgentFrame.maximumSize + 1, maxDescriptors: 1) else { continue }
             if message.isEndOfStream { return nil }
             message.descriptors.closeAll()
             return try AgentFrame.decode(AgentCommand.self, type: AgentFrame.commandType, packet: message.bytes,

@@ -45,7 +45,7 @@ final class PartialFileWriter {
     /// Writes what is buffered and waits until the file's data is on the disk (`fdatasync`).
     func synchronize() throws {
         try flush()
-        _ = try retryingOnInterrupt("fdatasync") { fdatasync(file.rawValue) }
+        _ = try valueOrErrno("fdatasync") { fdatasync(file.rawValue) }
     }
 
     private func startWriteBack() {

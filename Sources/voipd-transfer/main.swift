@@ -10,10 +10,9 @@ import VoipdTransfers
 // when voipd closes the socket; partial files stay for the next attempt to resume.
 
 let version = 1
-let descriptor: CInt = 3
 
 signal(SIGPIPE, SIG_IGN)
-guard let kind = try? Socket.kind(of: descriptor), kind.type == Socket.seqpacketType else {
+guard let descriptor = FileDescriptor(inherited: 3), let kind = try? Socket.kind(of: descriptor), kind.type == Socket.seqpacketType else {
     FileHandle.standardError.write(Data("voipd-transfer: descriptor 3 must be a SOCK_SEQPACKET socket to voipd; this program is started by voipd\n".utf8))
     exit(64)
 }

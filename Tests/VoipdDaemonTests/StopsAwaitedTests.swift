@@ -58,7 +58,7 @@ struct StopsAwaitedTests {
         let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
                             since: wallClockSeconds())
         app.launch = LaunchSpecification(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil,
-                                         adoptingOutput: nil, error: nil)
+                                         standardOutput: nil, standardError: nil)
         daemon.apps[app.name] = app
         try daemon.start(app, inBackground: false, reason: "test")
         let process = try #require(app.process)

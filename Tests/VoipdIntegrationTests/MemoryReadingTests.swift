@@ -141,7 +141,7 @@ struct MemoryReadingTests {
         var queue: ReceiveQueue?
         for target in ProcFS.descriptors(of: app.pid) {
             let copy = try app.process.pidfd.duplicateDescriptor(target)
-            guard try Socket.kind(of: copy.rawValue)?.isNetwork == true, try Socket.localPort(copy) == peerPort else { continue }
+            guard try Socket.kind(of: copy)?.isNetwork == true, try Socket.localPort(copy) == peerPort else { continue }
             #expect(waitReadable(copy.rawValue, Deadline(.seconds(20))))
             queue = try Socket.receiveQueue(of: copy)
         }

@@ -85,7 +85,7 @@ struct ResourceLimitTests {
             var pollers = connections.map { pollfd(fd: $0.descriptor.rawValue, events: Int16(POLLIN), revents: 0) }
             guard poll(&pollers, nfds_t(pollers.count), deadline.remainingMilliseconds) > 0 else { break }
             for (index, poller) in pollers.enumerated() where poller.revents != 0 {
-                guard let message = try? Socket.receive(connections[index].descriptor.rawValue, maxBytes: 65537, maxDescriptors: 0),
+                guard case .processed(let message)? = try? Socket.receive(connections[index].descriptor, maxBytes: 65537, maxDescriptors: 0),
                       !message.isEndOfStream else { continue }
                 refusal = String(decoding: message.bytes[8...], as: UTF8.self)
             }
@@ -171,10 +171,10 @@ struct ResourceLimitTests {
         while disconnected.count < flooders.count && !deadline.hasPassed {
             for (index, flooder) in flooders.enumerated() where !disconnected.contains(index) {
                 do {
-                    try flooder.send(request)
-                } catch let error as Errno where error.rawValue == EAGAIN {
-                    var poller = pollfd(fd: flooder.descriptor.rawValue, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&poller, 1, 100)
+                    if case .wouldBlock = try flooder.send(request) {
+                        var poller = pollfd(fd: flooder.descriptor.rawValue, events: Int16(POLLOUT), revents: 0)
+                        _ = poll(&poller, 1, 100)
+                    }
                 } catch {
                     disconnected.insert(index)
                 }

@@ -75,7 +75,7 @@ struct SocketDiscoveryTests {
         #expect(connection.socket.receiveQueue == 6)
         let root = try PidFd(pid: zoo.pid)
         let copy = try connection.takeCopy(root: root)
-        #expect(try Socket.inode(of: copy.rawValue) == connection.socket.inode)
+        #expect(try Socket.inode(of: copy) == connection.socket.inode)
         #expect(try copy.read(upTo: 64) == Array("INVITE".utf8))
 
         // A datagram to the child's UDP socket, read through a copy taken from the child.

@@ -60,7 +60,7 @@ struct SoftphoneAdoptionTests {
         let root = try PidFd(pid: baresip.pid)
         for socket in discovery.sockets where report.adoptedInodes.contains(socket.socket.inode) {
             let copy = try socket.takeCopy(root: root)
-            #expect(try Socket.inode(of: copy.rawValue) == socket.socket.inode)
+            #expect(try Socket.inode(of: copy) == socket.socket.inode)
         }
     }
 

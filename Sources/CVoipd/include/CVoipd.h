@@ -62,6 +62,7 @@ int voipd_fcntl_setfl(int fd, int flags);
 int voipd_open(const char *path, int flags, mode_t mode);
 int voipd_prctl_set_pdeathsig(int signal);
 int voipd_sigchld_report_stops(int enabled);
+int voipd_signal_ignore(int signal);
 
 // Calls that are GNU-only or have no glibc wrapper on the oldest supported glibc.
 int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials);
@@ -73,6 +74,7 @@ int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options);
 int voipd_accept4(int fd, int flags);
 int voipd_pipe2(int fds[2], int flags);
 int voipd_memfd_create(const char *name, unsigned int flags);
+extern const unsigned int voipd_MFD_CLOEXEC;
 int voipd_sync_file_range(int fd, off_t offset, off_t count, unsigned int flags);
 extern const unsigned int voipd_SYNC_FILE_RANGE_WAIT_BEFORE;
 extern const unsigned int voipd_SYNC_FILE_RANGE_WRITE;

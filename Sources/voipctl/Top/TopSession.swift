@@ -55,7 +55,7 @@ final class TopSession {
         if following != ObjectIdentifier(control.connection) { try follow(control) }
         var figures = view.voipd
         figures.read(prometheus: statistics)
-        figures.pid = try? Socket.peerCredentials(control.connection.descriptor.rawValue).pid
+        figures.pid = try? Socket.peerCredentials(control.connection.descriptor).pid
         if sampleCPU {
             cpu = sampler.sample(apps.compactMap(\.pid) + (figures.pid.map { [$0] } ?? []))
         }
@@ -142,13 +142,10 @@ final class TopSession {
             if let control { descriptors.append(pollfd(fd: control.connection.descriptor.rawValue, events: Int16(POLLIN), revents: 0)) }
             // Transitions read along with a reply are already here: look without waiting.
             let buffered = control?.connection.hasBufferedMessages ?? false
-            if poll(&descriptors, nfds_t(descriptors.count), buffered ? 0 : -1) < 0 {
-                if errno == EINTR { continue }
-                throw Errno.current("poll")
-            }
+            _ = try poll(&descriptors, timeoutMilliseconds: buffered ? 0 : -1)
 
-            for signal in try signals.drain() {
-                switch CInt(signal.ssi_signo) {
+            while case .processed(let signal) = try signals.next() {
+                switch signal {
                 case SIGWINCH:
                     screen.resized()
                 case SIGTSTP:
@@ -163,7 +160,7 @@ final class TopSession {
                     return other
                 }
             }
-            if descriptors[2].revents != 0, try timer.acknowledge() > 0 {
+            if descriptors[2].revents != 0, case .processed = try timer.acknowledge() {
                 let now = MonotonicInstant.now
                 while nextRefresh <= now { nextRefresh += interval }
                 try timer.arm(at: nextRefresh)

@@ -56,7 +56,7 @@ final class DaemonHarness {
     /// Reads every notification voipd sent since READY=1 and closes the descriptors that
     /// came with them (FDSTORE=1): a descriptor left in flight keeps its socket open.
     func drainNotifications() {
-        while let message = try? Socket.receive(notify.rawValue, maxBytes: 4096, maxDescriptors: 16), !message.isEndOfStream {
+        while case .processed(let message)? = try? Socket.receive(notify, maxBytes: 4096, maxDescriptors: 16), !message.isEndOfStream {
             message.descriptors.closeAll()
         }
     }

@@ -19,8 +19,10 @@ final class RawClient {
                 UInt8(type & 0xff), UInt8(type >> 8), UInt8(declaredDescriptors), version] + bytes
     }
 
-    func send(_ packet: [UInt8], descriptors: [CInt] = []) throws {
-        try Socket.send(descriptor.rawValue, bytes: packet, descriptors: descriptors)
+    /// Sends a packet; ``IOResult/wouldBlock`` only once the socket is made non-blocking.
+    @discardableResult
+    func send(_ packet: [UInt8], descriptors: [CInt] = []) throws -> IOResult<Void> {
+        try Socket.send(descriptor, bytes: packet, descriptors: descriptors)
     }
 
     /// Sends a well-formed request with its descriptors.
@@ -42,7 +44,7 @@ final class RawClient {
         let deadline = Deadline(timeout)
         while true {
             guard waitReadable(descriptor.rawValue, deadline) else { throw TimedOut(description: "no reply") }
-            guard let message = try Socket.receive(descriptor.rawValue, maxBytes: 65537, maxDescriptors: 253), !message.isEndOfStream else {
+            guard case .processed(let message) = try Socket.receive(descriptor, maxBytes: 65537, maxDescriptors: 253), !message.isEndOfStream else {
                 throw TimedOut(description: "connection closed before a reply")
             }
             let type = Int(message.bytes[4]) | Int(message.bytes[5]) << 8
@@ -58,7 +60,7 @@ final class RawClient {
     func isClosedByDaemon(timeout: Duration = .seconds(10)) -> Bool {
         let deadline = Deadline(timeout)
         while waitReadable(descriptor.rawValue, deadline) {
-            guard let message = try? Socket.receive(descriptor.rawValue, maxBytes: 65537, maxDescriptors: 253) else { return true }
+            guard case .processed(let message)? = try? Socket.receive(descriptor, maxBytes: 65537, maxDescriptors: 253) else { return true }
             if message.isEndOfStream { return true }
         }
         return false

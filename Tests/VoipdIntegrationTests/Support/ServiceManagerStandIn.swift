@@ -67,7 +67,7 @@ final class ServiceManagerStandIn {
     }
 
     private func receiveOne() throws {
-        guard let received = try Socket.receive(socket.rawValue, maxBytes: 4096, maxDescriptors: 16) else { return }
+        guard case .processed(let received) = try Socket.receive(socket, maxBytes: 4096, maxDescriptors: 16) else { return }
         let message = NotifyMessage(lines: String(decoding: received.bytes, as: UTF8.self).split(separator: "\n").map(String.init))
         messages.append(message)
         if message.has("FDSTORE=1") {

@@ -51,7 +51,7 @@ final class SocketZoo {
             try waitForText("\"sockets\"", in: directory + "/report", timeout: .seconds(30))
             let line = (ProcFS.read(directory + "/report") ?? "").split(separator: "\n").first.map(String.init) ?? ""
             sockets = try JSONDecoder().decode(Report.self, from: Data(line.utf8)).sockets
-            guard waitReadable(peerListener.rawValue, Deadline(.seconds(5))), let connection = try Socket.accept(peerListener, nonBlocking: false) else {
+            guard waitReadable(peerListener.rawValue, Deadline(.seconds(5))), let connection = try Socket.accept(peerListener, nonBlocking: false).processed() else {
                 throw TimedOut(description: "the zoo's connection never came")
             }
             accepted = connection

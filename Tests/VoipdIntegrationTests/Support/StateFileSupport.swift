@@ -47,7 +47,7 @@ final class StoppedDecoy {
         try sleeper.pidfd.send(SIGSTOP)
         // The kernel reports the stop to the parent, this process: wait for that report.
         var info = siginfo_t()
-        _ = try retryingOnInterrupt("waitid(WSTOPPED)") { voipd_waitid_pidfd(sleeper.pidfd.descriptor.rawValue, &info, WSTOPPED) }
+        _ = try valueOrErrno("waitid(WSTOPPED)") { voipd_waitid_pidfd(sleeper.pidfd.descriptor.rawValue, &info, WSTOPPED) }
         startTime = try #require(ProcFS.startTime(of: sleeper.pid))
         process = sleeper
     }

@@ -17,7 +17,7 @@ final class ReportServer {
 
     func accept(name: String, timeout: Duration) throws -> TestAppHandle {
         guard waitReadable(listener.rawValue, Deadline(timeout)) else { throw TimedOut(description: "\(name) did not connect its report channel") }
-        guard let connection = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        guard case .processed(let connection) = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
         return TestAppHandle(name: name, channel: connection)
     }
 }
@@ -139,7 +139,7 @@ final class TCPPeer {
 
     func accept(timeout: Duration = .seconds(20)) throws -> PeerConnection {
         guard waitReadable(listener.rawValue, Deadline(timeout)) else { throw TimedOut(description: "no connection to port \(port)") }
-        guard let fd = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        guard case .processed(let fd) = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
         let connection = PeerConnection(fd)
         connections.append(connection)
         return connection
