@@ -97,12 +97,15 @@ final class Softphone {
         application.restoredSocketNames.compactMap { name in
             guard let descriptor = application.takeRestoredSocket(named: name) else { return nil }
             let isDatagram = Self.socketType(descriptor.rawValue) == Int32(SOCK_DGRAM.rawValue)
-            guard let role = SIPSocketRole(voipSocketName: name, isDatagram: isDatagram) else {
-                Log.write("lifecycle", "voipd handed back a socket named \(name) that is not the softphone's; closed")
-                return nil
-            }
-            if role == .listener, options.listen == nil || options.transport == .udp {
-                Log.write("lifecycle", "voipd handed back \(role) but this run does not listen over TCP; closed")
+            guard let role = SIPSocketRole(voipSocketName: name, isDatagram: isDatagram), options.uses(role) else {
+                // Held for a run with other options (or not the softphone's at all): voipd
+                // would otherwise go on holding, and waking the phone for, a socket nobody reads.
+                Log.write("lifecycle", "voipd handed back a socket named \(name) that this run does not use; closed and released")
+                do {
+                    try application.unregisterVoIPSocket(name: name)
+                } catch {
+                    Log.write("lifecycle", "releasing the VoIP socket \(name): \(error)")
+                }
                 return nil
             }
             status.voipSockets.append(.init(name: name, detail: "handed back by voipd", held: true))

@@ -106,6 +106,16 @@ struct SoftphoneOptions {
         self.user = user
     }
 
+    /// Whether this run has a socket in `role`: the ones of its transport, and a listener
+    /// (and the connections accepted on it) only with `--listen` over TCP.
+    func uses(_ role: SIPSocketRole) -> Bool {
+        switch role {
+        case .datagrams: transport == .udp
+        case .registrarConnection: transport == .tcp
+        case .listener, .accepted: transport == .tcp && listen != nil
+        }
+    }
+
     /// The SIP link's settings: the registrar is the domain; the Contact is decided once the
     /// sockets are open. Under voipd, registrations are scheduled around the keep-alive.
     var linkSettings: SIPLinkSettings {

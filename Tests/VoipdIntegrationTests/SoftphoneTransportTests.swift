@@ -112,6 +112,46 @@ struct SoftphoneTransportTests {
         #expect(processState(rig.pid) == "T")
     }
 
+    @Test("under voipd over UDP, killed while suspended: the INVITE datagram relaunches it; it keeps the UDP socket voipd hands back, reads the INVITE there and answers, without registering again")
+    func relaunchedOverUDP() throws {
+        let kamailio = try KamailioServer(options: ["--udp"])
+        defer { kamailio.stop() }
+        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        defer { rig.stop() }
+        try rig.launch(["--transport", "udp", "--answer-after", "0.1"])
+        let socket = try #require(udpSockets(of: rig.pid).first)
+        try rig.suspend()
+        kill(rig.pid, SIGKILL)
+        try rig.harness.waitForState(rig.name, .terminated)
+        Self.answered(try rig.call(["--transport", "udp", "--hold", "0.2"]), "\(rig.log)\n\(kamailio.log)")
+        let status = try rig.harness.status(rig.name)
+        #expect(status.launches == 2)
+        let pid = try #require(status.pid)
+        #expect(rig.log.contains("sip: kept the UDP socket voipd handed back (UDP 127.0.0.1:\(socket.localPort), connected to 127.0.0.1:\(kamailio.port))"), "\(rig.log)")
+        #expect(udpSockets(of: pid).map(\.localPort) == [socket.localPort], "the same socket, no other")
+        #expect(rig.lines(containing: "sip: registering").count == 1, "the binding outlives the process: no new REGISTER")
+        #expect(rig.lines(containing: "sip: received INVITE").count >= 1)
+        try rig.harness.waitForState(rig.name, .suspended)
+    }
+
+    @Test("launched again with other options, it releases what voipd held for the earlier run and it no longer uses: over TCP, the UDP socket")
+    func unusedHandedBackSocketIsReleased() throws {
+        let kamailio = try KamailioServer(options: ["--udp"])
+        defer { kamailio.stop() }
+        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        defer { rig.stop() }
+        try rig.launch(["--transport", "udp"])
+        try rig.suspend()
+        kill(rig.pid, SIGKILL)
+        try rig.harness.waitForState(rig.name, .terminated)
+        #expect(try rig.harness.control.sockets(rig.name).map(\.name) == ["sip"], "voipd holds the UDP socket for the next run")
+        try rig.launch(["--transport", "tcp"])
+        #expect(rig.log.contains("voipd handed back a socket named sip that this run does not use; closed and released"), "\(rig.log)")
+        let held = try rig.harness.control.sockets(rig.name)
+        #expect(held.map(\.name) == ["sip"] && held.first?.kind.hasPrefix("tcp") == true, "the new run's connection, not the old UDP socket: \(held)")
+        #expect(udpSockets(of: rig.pid).isEmpty)
+    }
+
     @Test("under voipd with --listen: what voipd refuses (a listening or unconnected socket) is logged and reported, and the phone works on", arguments: ["tcp", "udp"])
     func refusedSocketsAreReported(_ transport: String) throws {
         let kamailio = try KamailioServer(options: transport == "udp" ? ["--udp"] : [])
