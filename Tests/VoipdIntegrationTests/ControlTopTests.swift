@@ -8,18 +8,52 @@ import VoipdSystem
 /// table when it has no terminal.
 @Suite("voipctl top", .serialized)
 struct ControlTopTests {
+    /// A tmux pane running the test's script, and the gate that script waits at.
+    final class Pane {
+        let tmux: TmuxSession
+        let directory: String
+        /// The FIFO `checkpoint` reads a line from. Held open for reading and writing
+        /// (Linux, fifo(7)) from before the script starts to the end: the script's open never
+        /// waits, and a line written before it reads stays in the pipe until it does.
+        private let gate: FileDescriptor
+
+        init(tmux: TmuxSession, directory: String, gate: consuming FileDescriptor) {
+            self.tmux = tmux
+            self.directory = directory
+            self.gate = gate
+        }
+
+        /// What the script saved in $DIR/`name`.
+        func file(_ name: String) -> String? { ProcFS.read(directory + "/" + name) }
+
+        /// Lets the script go on past its next `checkpoint`.
+        func proceed() throws { try gate.writeAll(Array("\n".utf8)) }
+    }
+
     /// Runs `body` (lines of bash) in a tmux pane; the directory it may write files to is
-    /// $DIR. `VOIPCTL` is voipctl with voipd's socket.
+    /// $DIR. `VOIPCTL` is voipctl with voipd's socket. `checkpoint` waits for
+    /// ``Pane/proceed()``: what the test checks on the terminal between a program's end and
+    /// the next program must not race with that program starting.
     static func withPane(_ harness: DaemonHarness, _ body: String, width: Int = 120, height: Int = 30,
-                         _ test: (TmuxSession, String) throws -> Void) throws {
+                         _ test: (Pane) throws -> Void) throws {
         let directory = try makeTemporaryDirectory("voipd-top")
         defer { removeTree(directory) }
+        let gatePath = directory + "/proceed"
+        guard mkfifo(gatePath, 0o600) == 0 else { throw Errno.current("mkfifo") }
+        let gate = try openFile(gatePath, flags: O_RDWR | O_NONBLOCK)
         let script = directory + "/pane.sh"
-        let text = "DIR=\(directory)\nVOIPCTL=\"\(Binaries.voipctl) --socket \(harness.socketPath)\"\n\(body)\nexec cat\n"
+        let text = """
+        DIR=\(directory)
+        VOIPCTL="\(Binaries.voipctl) --socket \(harness.socketPath)"
+        checkpoint() { read -r _ < "$DIR/proceed"; }
+        \(body)
+        exec cat
+
+        """
         try text.write(toFile: script, atomically: true, encoding: .utf8)
         let tmux = try TmuxSession("bash \(script)", width: width, height: height)
         defer { tmux.stop() }
-        try test(tmux, directory)
+        try test(Pane(tmux: tmux, directory: directory, gate: gate))
     }
 
     /// The line showing app `name`, if the screen has one.
@@ -39,14 +73,17 @@ struct ControlTopTests {
         try Self.launchSleeper(harness, "alpha")
         try Self.launchSleeper(harness, "bravo")
         // --interval 60: whatever changes on the screen within this test came by the event
-        // stream, not by the timer.
+        // stream, not by the timer. The status is printed once the mode is saved: seeing it,
+        // the file is whole.
         let body = """
         stty -g > $DIR/before
         $VOIPCTL top --interval 60
-        echo "exit $?"
+        status=$?
         stty -g > $DIR/after
+        echo "exit $status"
         """
-        try Self.withPane(harness, body) { tmux, directory in
+        try Self.withPane(harness, body) { pane in
+            let tmux = pane.tmux
             let first = try tmux.waitForScreen("voipd's figures and both apps") { lines in
                 lines.first?.hasPrefix("voipd pid \(harness.daemon.pid) · up ") == true
                     && Self.row(lines, "alpha")?.contains(" active ") == true && Self.row(lines, "bravo")?.contains(" active ") == true
@@ -113,8 +150,7 @@ struct ControlTopTests {
             // q: the alternate screen left, the cursor shown, the terminal's mode as it was.
             try tmux.sendKeys("q")
             try tmux.waitForScreen("top ended") { lines in lines.contains("exit 0") }
-            try tmux.waitForScreen("the mode saved after") { _ in FileManager.default.fileExists(atPath: directory + "/after") }
-            #expect(ProcFS.read(directory + "/after") == ProcFS.read(directory + "/before"))
+            #expect(pane.file("after") == pane.file("before"))
             #expect(try tmux.format("alternate_on") == "0")
             #expect(try tmux.format("cursor_flag") == "1")
         }
@@ -127,19 +163,23 @@ struct ControlTopTests {
         defer { harness.stop() }
         // No job control: ^C reaches the script too, and the trap keeps it going (bash takes a
         // child killed by SIGINT as an interruption of its own). Nothing here but voipctl
-        // changes the terminal's mode.
+        // changes the terminal's mode. Each status is printed once the mode is saved, and the
+        // second top waits until the test has looked at the terminal the first one left.
         let body = """
         trap 'echo trapped' INT
         stty -g > $DIR/before
         $VOIPCTL top --interval 60
-        echo "exit $?"
+        status=$?
         stty -g > $DIR/after-interrupt
+        echo "exit $status"
+        checkpoint
         $VOIPCTL top --interval 60
-        echo "exit $?"
+        status=$?
         stty -g > $DIR/after-term
+        echo "exit $status"
         """
-        try Self.withPane(harness, body) { tmux, directory in
-            func mode(_ name: String) -> String? { ProcFS.read(directory + "/" + name) }
+        try Self.withPane(harness, body) { pane in
+            let tmux = pane.tmux
             func drawn() throws {
                 try tmux.waitForScreen("the live view") { lines in
                     lines.first?.hasPrefix("voipd pid ") == true && lines.contains { $0.hasPrefix("  (no apps)") }
@@ -148,9 +188,10 @@ struct ControlTopTests {
             try drawn()
             try tmux.sendKeys("C-c")
             try tmux.waitForScreen("exit 130") { lines in lines.contains("exit 130") }
+            #expect(try tmux.format("alternate_on") == "0")
             #expect(try tmux.format("cursor_flag") == "1")
-            try tmux.waitForScreen("the mode saved after ^C") { _ in mode("after-interrupt") != nil }
-            #expect(mode("after-interrupt") == mode("before"))
+            #expect(pane.file("after-interrupt") == pane.file("before"))
+            try pane.proceed()
 
             try drawn()
             #expect(try tmux.format("alternate_on") == "1")
@@ -159,8 +200,7 @@ struct ControlTopTests {
             try tmux.waitForScreen("exit 143") { lines in lines.contains("exit 143") }
             #expect(try tmux.format("alternate_on") == "0")
             #expect(try tmux.format("cursor_flag") == "1")
-            try tmux.waitForScreen("the mode saved after SIGTERM") { _ in mode("after-term") != nil }
-            #expect(mode("after-term") == mode("before"))
+            #expect(pane.file("after-term") == pane.file("before"))
         }
     }
 
