@@ -107,6 +107,17 @@ final class DaemonHarness {
         throw TimedOut(description: "\(app) did not reach \(state.rawValue); status: \((try? control.status(app)) ?? []); log tail:\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
     }
 
+    /// The next transition of any app, in the order the daemon made them (those seen but not
+    /// taken by ``waitForState(_:_:timeout:)`` first).
+    func nextTransition(timeout: Duration = .seconds(20)) throws -> TransitionRecord {
+        if !transitions.isEmpty { return transitions.removeFirst() }
+        let deadline = Deadline(timeout)
+        guard let record = try follower.nextTransition(timeoutMilliseconds: deadline.remainingMilliseconds) else {
+            throw TimedOut(description: "no transition came; log tail:\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
+        }
+        return record
+    }
+
     /// Forgets the transitions seen so far, so the next wait looks only at new ones.
     func discardTransitions() {
         transitions.removeAll()
