@@ -44,7 +44,8 @@ struct LaunchSecurityTests {
     /// (voipd was given an inheritable descriptor 3), the descriptor limit voipd started with
     /// (voipd raises its own), a session of its own without a terminal, default signals, and
     /// an environment with the account's identity and none of voipd's other variables.
-    @Test("the program runs as the requester with nothing of voipd's", .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv"), "needs root and setpriv"))
+    @Test("the program runs as the requester with nothing of voipd's",
+          .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv") && toolAvailableOrCI("/usr/bin/gcc"), "needs root, setpriv and gcc"))
     func launchedProgramStartsClean() throws {
         let directory = try makeTemporaryDirectory("voipd-cwd")
         defer { removeTree(directory) }
@@ -57,9 +58,16 @@ struct LaunchSecurityTests {
             request.umask = 0o077
         }
         defer { harness.stop() }
-        let launched = try Self.voipctlAsNobody(harness, ["launch", "--name", "probe", "--no-protocol", "--cwd", directory,
-                                                          "--env", "LD_LIBRARY_PATH=/nowhere", "--", "sleep", "300"])
+        // The program says when it runs. The launch is answered once voipd's clone is in
+        // execve (it shares voipd's memory until then), before the kernel has laid out the
+        // new program's stack: /proc/PID/environ can still read empty.
+        let probe = try Self.buildProbe(in: directory)
+        let output = directory + "/output"
+        try Self.createWorldWritable(output)
+        let launched = try Self.voipctlAsNobody(harness, ["launch", "--name", "probe", "--no-protocol", "--cwd", directory, "--output", output,
+                                                          "--env", "LD_LIBRARY_PATH=/nowhere", "--", probe])
         #expect(launched.status == 0, "\(launched.output)")
+        try waitForText("started", in: output)
         let pid = try #require(try harness.status("probe").pid)
         let status = Self.procStatus(pid)
         #expect(status["Uid"] == "65534 65534 65534 65534")
@@ -185,6 +193,25 @@ struct LaunchSecurityTests {
         guard built.status == 0 else { throw TimedOut(description: "gcc failed: \(built.output)") }
         chmod(library, 0o755)
         return library
+    }
+
+    /// A program that writes "started" and waits for a signal, changing nothing of what it
+    /// was started with (an interpreter would: perl ignores SIGFPE, python SIGPIPE).
+    static func buildProbe(in directory: String) throws -> String {
+        let source = directory + "/probe.c"
+        let program = directory + "/probe"
+        let code = """
+            #include <unistd.h>
+            int main(void) {
+                if (write(1, "started\\n", 8) != 8) return 1;
+                for (;;) pause();
+            }
+            """
+        try Data(code.utf8).write(to: URL(fileURLWithPath: source))
+        let built = try runCommand(["/usr/bin/gcc", "-o", program, source])
+        guard built.status == 0 else { throw TimedOut(description: "gcc failed: \(built.output)") }
+        chmod(program, 0o755)
+        return program
     }
 
     static func createWorldWritable(_ path: String) throws {
