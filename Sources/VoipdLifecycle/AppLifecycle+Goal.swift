@@ -181,6 +181,10 @@ extension AppLifecycle {
 
     private mutating func send(_ event: AppEvent, _ turn: inout Turn) {
         if event.kind == .voipSocketReadable || event.kind == .keepAlive { history.wakeCount += 1 }
+        // Before the event goes: what arrives from now on wakes the app after its next stop,
+        // even if it reads it before the stop takes hold (it may be half-handled). An app that
+        // cannot be told is marked too: for it, this is the moment its state changes.
+        turn.emit(.markSockets)
         guard case .connected = running.link else {
             // No one can acknowledge: the event counts as acknowledged at once.
             return acknowledgementArrived(event, delivered: false, &turn)

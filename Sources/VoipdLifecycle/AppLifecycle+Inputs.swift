@@ -116,6 +116,8 @@ extension AppLifecycle {
 
     private mutating func stopConfirmed(_ turn: inout Turn) {
         guard case .running(let process) = stage, case .suspending(let reason) = process.phase else { return }
+        // What the app read between the stop's decision and the stop is seen only now.
+        turn.emit(.armSockets)
         enter(.suspended, reason, &turn)
         if locked { turn.emit(.reclaimSockets(reason: "screen locked")) }
         if let after = timings.reclaimAfterSuspension { turn.emit(.startTimer(.reclaim, after: after)) }

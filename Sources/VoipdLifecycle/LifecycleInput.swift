@@ -88,7 +88,14 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     case suspend
     /// Continue the process.
     case resume
-    /// Watch the held VoIP sockets for data and hang-up.
+    /// The app is being told something now (an event is on its way): whatever arrived on its
+    /// held sockets before this, it has had the chance to see; whatever arrives after it may
+    /// not have handled, even if it reads it before it is stopped.
+    case markSockets
+    /// Watch the held VoIP sockets for data and hang-up. Whatever arrived since the last
+    /// `markSockets`, read since or not, and whatever is unread and was never reported,
+    /// wakes the app. Asked again once the stop is confirmed: what the app read between the
+    /// decision and the stop is found then.
     case armSockets
     /// Stop watching them (the app reads its sockets itself while it runs).
     case disarmSockets

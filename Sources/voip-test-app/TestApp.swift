@@ -11,6 +11,8 @@ final class TestApp {
     private var readsOnItsOwn = true
     private var exitsOnWake = false
     private var reconnects = true
+    /// `--echo`: what it reads is written back after this long, not reported.
+    private var echoDelay: Duration?
     /// Memory the app holds on purpose (touched, so it is resident).
     private var ballast: [[UInt8]] = []
     /// Memory filled with a known pattern, checked after it was paged out and back.
@@ -42,6 +44,13 @@ final class TestApp {
         readsOnItsOwn = !options.contains("--no-read")
         exitsOnWake = options.contains("--exit-on-wake")
         reconnects = !options.contains("--no-reconnect")
+        if let micros = option("--echo") {
+            guard let value = Int(micros), value >= 0 else {
+                _ = "voip-test-app: --echo \(micros): not a number of microseconds\n".withCString { Glibc.write(2, $0, strlen($0)) }
+                return 2
+            }
+            echoDelay = .microseconds(value)
+        }
         let withoutVoipd = options.contains("--without-voipd")
         guard let reportPath else {
             _ = "voip-test-app: --report PATH is required\n".withCString { Glibc.write(2, $0, strlen($0)) }
@@ -91,6 +100,9 @@ final class TestApp {
     private func readSocket(_ socket: TestSocket) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let n = buffer.withUnsafeMutableBytes { Glibc.recv(socket.descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n > 0, let echoDelay {
+            return echo(buffer[0..<n], to: socket, after: echoDelay)
+        }
         let outcome: TestAppReport.ReadOutcome
         if n > 0 {
             outcome = .data(String(decoding: buffer[0..<n], as: UTF8.self))
@@ -102,6 +114,23 @@ final class TestApp {
             return
         }
         channel.report(.read(socket: socket.name, outcome: outcome))
+    }
+
+    /// Handles what it read for `delay` (the time it takes, not a synchronization), then
+    /// answers with it.
+    private func echo(_ bytes: ArraySlice<UInt8>, to socket: TestSocket, after delay: Duration) {
+        if delay > .zero {
+            var request = timespec(tv_sec: Int(delay.components.seconds), tv_nsec: Int(delay.components.attoseconds / 1_000_000_000))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) < 0 && errno == EINTR { request = remaining }
+        }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(socket.descriptor.rawValue, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return channel.report(.error(message: "echo on \(socket.name): errno \(errno)")) }
+            sent += n
+        }
     }
 
     private func execute(_ command: TestAppCommand) throws {
@@ -181,7 +210,10 @@ final class TestApp {
 
     private func handle(_ event: LifecycleEvent, from application: VoIPApplication) throws {
         let acknowledges = !noAck.contains(event.kind)
-        channel.report(.event(id: event.id, kind: event.kind, state: event.state, socket: event.socket, acknowledged: acknowledges))
+        // An echoing app is driven in floods that nobody reads the reports of.
+        if echoDelay == nil {
+            channel.report(.event(id: event.id, kind: event.kind, state: event.state, socket: event.socket, acknowledged: acknowledges))
+        }
         application.dispatch(event)
         if exitsOnWake && event.kind == .voipSocketReadable { exit(3) }
         // What woke it is read before the wake is acknowledged, as a VoIP app must: voipd may

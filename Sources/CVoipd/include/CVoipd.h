@@ -23,6 +23,7 @@
 
 #include "CVoipdMemory.h"
 #include "CVoipdSocketDiag.h"
+#include "CVoipdReceiveProgress.h"
 
 /// Credentials of a Unix-socket peer (`struct ucred`, which needs _GNU_SOURCE).
 typedef struct {

@@ -356,6 +356,7 @@ public final class Daemon {
             case .resume: if !resumed { resume(app) }
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
+            case .markSockets: markSockets(of: app)
             case .armSockets: arm(app)
             case .disarmSockets: disarm(app)
             case .startTimer(let kind, let after):

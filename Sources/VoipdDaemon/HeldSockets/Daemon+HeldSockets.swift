@@ -34,9 +34,14 @@ extension Daemon {
         if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.name))) }
     }
 
-    /// The app goes to sleep (or died): arrivals should wake it. Anything that arrived
-    /// since it was last told, and is still unread, wakes it now: nothing is lost between
-    /// its acknowledgement and the stop.
+    /// The app is being told something: the marks its sockets' later arrivals are measured from.
+    func markSockets(of app: AppRecord) {
+        for held in registry.sockets(of: app.name) { held.mark = ReceiveMark.take(of: held.descriptor) }
+    }
+
+    /// The app goes to sleep (or died), or its stop was confirmed: arrivals should wake it.
+    /// Anything that arrived since it was last told wakes it now, whether it is still unread
+    /// or the app read it between its acknowledgement and the stop: nothing is lost there.
     func arm(_ app: AppRecord) {
         for held in registry.sockets(of: app.name) {
             held.armed = true

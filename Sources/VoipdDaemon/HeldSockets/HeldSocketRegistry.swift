@@ -32,6 +32,9 @@ final class HeldSocket {
     var peerClosed = false
     /// The app has been told of the hang-up.
     var peerClosedReported = false
+    /// How far the socket's receiving had got when the app was last told anything: what
+    /// arrives after it wakes the app after its next stop, even if the app reads it first.
+    var mark: ReceiveMark
 
     init(id: UInt64, app: String, name: String, descriptor: consuming FileDescriptor, kind: String,
          origin: HeldSocketOrigin, registeredAt: Double) {
@@ -42,14 +45,18 @@ final class HeldSocket {
         self.kind = kind
         self.origin = origin
         self.registeredAt = registeredAt
+        mark = ReceiveMark.take(of: self.descriptor)
     }
 
     /// What the app should be told if it were woken for this socket now, or nil if there is
-    /// nothing new for it.
+    /// nothing new for it: a hang-up it was not told of, data that arrived since it was last
+    /// told of this socket and is still unread, or anything that arrived since it was last
+    /// told anything (``mark``), even if it has read it since: it may have been stopped
+    /// half-way through handling it. A spurious wake costs little; a missed one is a missed call.
     func pendingReadiness() -> SocketReadiness? {
         let bytes = bytesAvailable
         let newHangup = peerClosed && !peerClosedReported
-        guard newHangup || (arrivedSinceReport && bytes > 0) else { return nil }
+        guard newHangup || (arrivedSinceReport && bytes > 0) || mark.hasArrivedSince(on: descriptor) else { return nil }
         return SocketReadiness(name: name, bytesAvailable: bytes, peerClosed: peerClosed)
     }
 
@@ -60,6 +67,7 @@ final class HeldSocket {
     func markReported(_ readiness: SocketReadiness) {
         arrivedSinceReport = false
         if readiness.peerClosed { peerClosedReported = true }
+        mark = ReceiveMark.take(of: descriptor)
     }
 }
 

@@ -48,7 +48,7 @@ enum LifecycleMatrix {
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
         row(.stopConfirmed,
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
-            suspending: .to(.suspended, [.transition(.background, .suspended)]),
+            suspending: .to(.suspended, [.arm, .transition(.background, .suspended)]),
             suspended: .nothing, terminated: .nothing),
     ] + [
         (ProcessEnd.exited(code: 0), TerminationReason.Code.exited),

@@ -45,6 +45,15 @@ struct Invariants {
             check(lastSocketAction == .armSockets, "suspend not preceded by armSockets: \(steps)")
         }
         check(steps.filter { $0 == .suspend }.count <= 1, "more than one suspend in a batch: \(steps)")
+        // Nor between the app's last event and the stop: every event goes out right after a
+        // mark of the sockets, and a confirmed stop looks at them again.
+        for (index, action) in actions.enumerated() {
+            guard case .deliver(let event) = action else { continue }
+            check(index > 0 && actions[index - 1] == .markSockets, "\(event.kind) delivered without a mark just before it: \(actions)")
+        }
+        if input == .stopConfirmed, before.phase == .suspending, after.phase == .suspended {
+            check(actions.contains(.armSockets), "a confirmed stop without a look at the sockets: \(steps)")
+        }
 
         // Stop and continue alternate, starting from the state before.
         var stopped = before.phase.isStopped

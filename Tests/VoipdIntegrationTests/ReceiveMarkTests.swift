@@ -1,0 +1,92 @@
+import Glibc
+import Testing
+import VoipdSystem
+
+/// ``ReceiveMark``: what arrived on a socket after a mark shows even when another holder of
+/// the socket read it (voipd and the app share one socket through two descriptors).
+@Suite("Receive marks")
+struct ReceiveMarkTests {
+    @Test("TCP: bytes that arrive after the mark show, read or not; bytes from before it do not")
+    func tcp() throws {
+        let listener = try Socket.listenTCP()
+        let sender = try Socket.connectTCP(host: "127.0.0.1", port: Socket.localPort(listener))
+        guard let held = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        // The app's descriptor of the same socket.
+        let app = try FileDescriptor(duplicating: held.rawValue)
+
+        try sender.writeAll(Array("before".utf8))
+        try waitForBytes(held, 6)
+        let mark = ReceiveMark.take(of: held)
+        #expect(mark.isEvidence)
+        var arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived)
+        _ = try app.read(upTo: 100)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived, "reading what came before the mark is nothing new")
+
+        try sender.writeAll(Array("after".utf8))
+        try waitForBytes(held, 5)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived)
+        _ = try app.read(upTo: 100)
+        let emptied = try Socket.bytesAvailable(held.rawValue) == 0
+        #expect(emptied)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "read by the app, still seen")
+        arrived = ReceiveMark.take(of: held).hasArrivedSince(on: held)
+        #expect(!arrived)
+    }
+
+    @Test("UDP: a datagram read after the mark shows when it arrived after it; one queued before it does not")
+    func udp() throws {
+        let held = try Socket.bindUDP()
+        let app = try FileDescriptor(duplicating: held.rawValue)
+        let sender = try Socket.bindUDP()
+        try Socket.connectDatagram(sender, host: "127.0.0.1", port: Socket.localPort(held))
+
+        // Queue empty at the mark: whatever is read later arrived later.
+        var mark = ReceiveMark.take(of: held)
+        #expect(mark.isEvidence)
+        var arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived)
+        try sender.writeAll(Array("one".utf8))
+        try waitForBytes(held, 3)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "unread")
+        _ = try app.read(upTo: 100)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "read by the app, still seen")
+
+        // A datagram queued at the mark and read after it is not new; one sent later is.
+        try sender.writeAll(Array("two".utf8))
+        try waitForBytes(held, 3)
+        mark = ReceiveMark.take(of: held)
+        _ = try app.read(upTo: 100)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived)
+        try sender.writeAll(Array("three".utf8))
+        try waitForBytes(held, 5)
+        _ = try app.read(upTo: 100)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived)
+    }
+
+    @Test("Unix-domain sockets leave no evidence: only unread data shows")
+    func unix() throws {
+        let pair = try Socket.pair()
+        let mark = ReceiveMark.take(of: pair.first)
+        #expect(!mark.isEvidence)
+        try pair.second.writeAll(Array("x".utf8))
+        var arrived = mark.hasArrivedSince(on: pair.first)
+        #expect(!arrived)
+    }
+
+    /// Waits until `count` bytes are readable on `socket` (loopback delivers at once, but not
+    /// within the same instruction).
+    private func waitForBytes(_ socket: borrowing FileDescriptor, _ count: Int) throws {
+        let deadline = Deadline(.seconds(5))
+        while try Socket.bytesAvailable(socket.rawValue) < count {
+            guard waitReadable(socket.rawValue, deadline) else { throw TimedOut(description: "no data") }
+        }
+    }
+}
