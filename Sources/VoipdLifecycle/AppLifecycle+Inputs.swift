@@ -185,7 +185,10 @@ extension AppLifecycle {
         guard phase.isAlive, running.openTasks.removeValue(forKey: id) != nil else {
             return turn.reject("no open background task \(id)")
         }
-        // With its last task ended, the app is suspended at once (settle does it).
+        // With its last task ended, the app is suspended at once (settle does it). The app
+        // waits for this request's reply, which goes after the stop: what it read before
+        // asking, it has handled, and only what arrives from now on can be half-handled.
+        turn.emit(.markSockets)
     }
 
     private mutating func setKeepAlive(_ interval: Duration?, _ turn: inout Turn) {

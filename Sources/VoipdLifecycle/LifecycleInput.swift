@@ -88,9 +88,10 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     case suspend
     /// Continue the process.
     case resume
-    /// The app is being told something now (an event is on its way): whatever arrived on its
-    /// held sockets before this, it has had the chance to see; whatever arrives after it may
-    /// not have handled, even if it reads it before it is stopped.
+    /// The app is being told something now (an event is on its way), or it is waiting for
+    /// the reply to a request that may stop it (the last `endBackgroundTask`): whatever
+    /// arrived on its held sockets before this, it has had the chance to see; whatever
+    /// arrives after it may not have handled, even if it reads it before it is stopped.
     case markSockets
     /// Watch the held VoIP sockets for data and hang-up. Whatever arrived since the last
     /// `markSockets`, read since or not, and whatever is unread and was never reported,
