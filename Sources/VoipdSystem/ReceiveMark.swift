@@ -14,7 +14,9 @@ import Glibc
 ///   keep that time from then on). A datagram read since the mark shows as a new time; it
 ///   arrived after the mark when the queue was empty at the mark, or when its time is later
 ///   than the mark's. Left out: a datagram still inside the network stack at the instant of a
-///   mark taken while older ones were queued (a window of microseconds).
+///   mark taken while older ones were queued (a window of microseconds). Too much shows in one
+///   case: until the kernel's deferred work has turned receive timestamps on (the first socket
+///   of the system to ask), a datagram read counts as arriving when it was read.
 /// - Anything else (Unix-domain sockets, listening sockets): no evidence; only what is
 ///   still unread shows.
 public struct ReceiveMark: Sendable, Equatable {
@@ -33,49 +35,71 @@ public struct ReceiveMark: Sendable, Equatable {
 
     /// The mark of `socket` now.
     public static func take(of socket: borrowing FileDescriptor) -> ReceiveMark {
-        let fd = socket.rawValue
-        if let bytes = Self.tcpBytesReceived(fd) { return ReceiveMark(evidence: .streamBytes(bytes)) }
+        if let bytes = tcpBytesReceived(socket) { return ReceiveMark(evidence: .streamBytes(bytes)) }
         // The stamp before the time: on a socket where it was off, asking turns it on, and a
-        // socket whose last read came before that reports "now" once. Unix-domain sockets have
-        // no stamp (ENOTTY).
-        guard case .some(let lastRead) = Self.lastDatagramRead(fd) else { return ReceiveMark(evidence: .none) }
-        let empty = ((try? Socket.bytesAvailable(fd)) ?? 0) == 0
-        return ReceiveMark(evidence: .datagram(lastRead: lastRead, takenAt: Self.realtimeNanoseconds(), queueWasEmpty: empty))
+        // socket whose last read came before that reports "now" once.
+        guard case .some(let lastRead) = lastDatagramRead(socket) else { return ReceiveMark(evidence: .none) }
+        return ReceiveMark(evidence: .datagram(lastRead: lastRead, takenAt: realtimeNanoseconds(), queueWasEmpty: !hasUnread(socket)))
     }
 
     /// Whether something arrived on `socket` after this mark, read since or not.
     public func hasArrivedSince(on socket: borrowing FileDescriptor) -> Bool {
-        let fd = socket.rawValue
         switch evidence {
         case .streamBytes(let then):
-            guard let bytes = Self.tcpBytesReceived(fd) else { return false }
+            guard let bytes = Self.tcpBytesReceived(socket) else { return false }
             return bytes != then
         case .datagram(let thenRead, let takenAt, let queueWasEmpty):
-            if ((try? Socket.bytesAvailable(fd)) ?? 0) > 0 && queueWasEmpty { return true }
-            guard case .some(let lastRead) = Self.lastDatagramRead(fd), let lastRead, lastRead != thenRead else { return false }
+            if queueWasEmpty && Self.hasUnread(socket) { return true }
+            guard case .some(let lastRead) = Self.lastDatagramRead(socket), let lastRead, lastRead != thenRead else { return false }
             return queueWasEmpty || lastRead > takenAt
         case .none:
             return false
         }
     }
 
-    /// `tcpi_bytes_received`; nil for a socket that is not TCP, or a kernel without it.
-    static func tcpBytesReceived(_ fd: CInt) -> UInt64? {
+    /// `tcpi_bytes_received`; nil for a socket that is not TCP (`EOPNOTSUPP`, `ENOPROTOOPT`),
+    /// or a kernel that fills in less of `tcp_info`.
+    static func tcpBytesReceived(_ socket: borrowing FileDescriptor) -> UInt64? {
         var info = [UInt8](repeating: 0, count: voipd_TCP_INFO_SIZE)
         var length = socklen_t(info.count)
         let offset = voipd_TCPI_BYTES_RECEIVED_OFFSET
-        let result = info.withUnsafeMutableBytes { getsockopt(fd, CInt(IPPROTO_TCP), voipd_TCP_INFO, $0.baseAddress, &length) }
-        guard result == 0, Int(length) >= offset + 8 else { return nil }
+        let fd = socket.rawValue
+        do {
+            _ = try info.withUnsafeMutableBytes { buffer throws(Errno) in
+                try valueOrErrno("getsockopt(TCP_INFO)") { getsockopt(fd, CInt(IPPROTO_TCP), voipd_TCP_INFO, buffer.baseAddress, &length) }
+            }
+        } catch {
+            // Not TCP: the socket keeps no count of bytes received.
+            return nil
+        }
+        guard Int(length) >= offset + 8 else { return nil }
         return info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
     }
 
     /// The arrival time of the last datagram read, in CLOCK_REALTIME nanoseconds: `.some(nil)`
     /// when none was read since the kernel began keeping it (`ENOENT`), nil when the socket
-    /// cannot say.
-    static func lastDatagramRead(_ fd: CInt) -> Int64?? {
+    /// has no stamp (Unix-domain sockets: `ENOTTY`).
+    static func lastDatagramRead(_ socket: borrowing FileDescriptor) -> Int64?? {
         var stamp = timespec()
-        if voipd_ioctl_timespec(fd, voipd_SIOCGSTAMPNS, &stamp) < 0 { return errno == ENOENT ? .some(nil) : nil }
+        let fd = socket.rawValue
+        do {
+            _ = try valueOrErrno("ioctl(SIOCGSTAMPNS)") { voipd_ioctl_timespec(fd, voipd_SIOCGSTAMPNS, &stamp) }
+        } catch .noSuchFileOrDirectory {
+            return .some(nil)
+        } catch {
+            return nil
+        }
         return .some(Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec))
+    }
+
+    /// Whether a datagram waits; a socket that cannot say counts as empty (it then shows
+    /// only through a later read).
+    static func hasUnread(_ socket: borrowing FileDescriptor) -> Bool {
+        do {
+            return try Socket.bytesAvailable(socket) > 0
+        } catch {
+            return false
+        }
     }
 
     static func realtimeNanoseconds() -> Int64 {

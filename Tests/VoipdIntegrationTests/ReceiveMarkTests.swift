@@ -10,7 +10,7 @@ struct ReceiveMarkTests {
     func tcp() throws {
         let listener = try Socket.listenTCP()
         let sender = try Socket.connectTCP(host: "127.0.0.1", port: Socket.localPort(listener))
-        guard let held = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        guard case .processed(let held) = try Socket.accept(listener, nonBlocking: false) else { throw TimedOut(description: "accept") }
         // The app's descriptor of the same socket.
         let app = try FileDescriptor(duplicating: held.rawValue)
 
@@ -29,7 +29,7 @@ struct ReceiveMarkTests {
         arrived = mark.hasArrivedSince(on: held)
         #expect(arrived)
         _ = try app.read(upTo: 100)
-        let emptied = try Socket.bytesAvailable(held.rawValue) == 0
+        let emptied = try Socket.bytesAvailable(held) == 0
         #expect(emptied)
         arrived = mark.hasArrivedSince(on: held)
         #expect(arrived, "read by the app, still seen")
@@ -57,7 +57,19 @@ struct ReceiveMarkTests {
         arrived = mark.hasArrivedSince(on: held)
         #expect(arrived, "read by the app, still seen")
 
-        // A datagram queued at the mark and read after it is not new; one sent later is.
+        // The first socket to ask turns the kernel's receive timestamps on in deferred work;
+        // until it ran, a datagram read counts as arrived when it was read (a spurious wake
+        // at worst). Wait for it, then: a datagram queued at the mark and read after it is
+        // not new; one sent later is.
+        let stamping = Deadline(.seconds(5))
+        while true {
+            try sender.writeAll(Array("warm".utf8))
+            try waitForBytes(held, 4)
+            let warm = ReceiveMark.take(of: held)
+            _ = try app.read(upTo: 100)
+            guard warm.hasArrivedSince(on: held) else { break }
+            guard !stamping.hasPassed else { throw TimedOut(description: "datagrams still carry no receive time") }
+        }
         try sender.writeAll(Array("two".utf8))
         try waitForBytes(held, 3)
         mark = ReceiveMark.take(of: held)
@@ -85,7 +97,7 @@ struct ReceiveMarkTests {
     /// within the same instruction).
     private func waitForBytes(_ socket: borrowing FileDescriptor, _ count: Int) throws {
         let deadline = Deadline(.seconds(5))
-        while try Socket.bytesAvailable(socket.rawValue) < count {
+        while try Socket.bytesAvailable(socket) < count {
             guard waitReadable(socket.rawValue, deadline) else { throw TimedOut(description: "no data") }
         }
     }
