@@ -1,0 +1,41 @@
+import Glibc
+import VoipdSystem
+
+/// A running process of an app, tracked by pidfd. The pidfd stays open until the process
+/// is reaped, so its pid cannot be reused under us.
+final class AppProcess {
+    let pidfd: PidFd
+    /// Started by voipd: its stops and exits are reported to voipd (SIGCHLD, waitid).
+    let isChild: Bool
+    var token: UInt64 = 0
+    /// Delay before the next look at /proc for a stop that no SIGCHLD will confirm.
+    var stopCheckDelay: Duration = .milliseconds(1)
+    /// Signals go to its whole process group: voipd launched it as the leader of a session
+    /// of its own (an earlier voipd may have: then it is no longer voipd's child).
+    let signalsGroup: Bool
+    /// Pid, start time and uid, for the state file (read once, when first needed).
+    var identity: ProcessIdentity?
+
+    init(pidfd: consuming PidFd, isChild: Bool, signalsGroup: Bool? = nil) {
+        self.pidfd = pidfd
+        self.isChild = isChild
+        self.signalsGroup = signalsGroup ?? isChild
+    }
+
+    var pid: pid_t { pidfd.pid }
+
+    /// Signals the app: a process voipd launched leads a session and process group of its
+    /// own, and the whole group gets the signal, so helpers it started stop and die with
+    /// it. A process voipd did not start gets it alone, through its pidfd.
+    func send(_ signal: CInt) throws {
+        if signalsGroup {
+            // The group's id is the leader's pid, which cannot be reused while the leader is
+            // voipd's unreaped child; a leader that is not voipd's child is first checked to
+            // be alive through its pidfd.
+            if !isChild { try pidfd.send(0) }
+            try signalProcessGroup(pid, signal)
+        } else {
+            try pidfd.send(signal)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import VoipdSystem
+import VoipdVocabulary
+
+/// A connection on the control socket: an app (after `hello`) or a controller.
+final class ClientConnection {
+    let id: UInt64
+    let descriptor: FileDescriptor
+    let credentials: PeerCredentials
+    var token: UInt64 = 0
+    /// The app this connection identified as.
+    var appName: String?
+    /// `events --follow`: the app to follow, or "" for all.
+    var following: String?
+    /// With `following`: only transitions to these states (nil: all).
+    var followingStates: Set<AppState>?
+    /// Packets the kernel could not take yet, with the descriptors that go with them.
+    var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
+    /// What `outbound` costs (``ClientQueues/cost(of:descriptors:)``).
+    var queuedBytes = 0
+    var closing = false
+    /// When it last made a request (or connected): see `limits.helloTimeout`.
+    var lastRequestAt: MonotonicInstant = .origin
+
+
+    init(id: UInt64, descriptor: consuming FileDescriptor, credentials: PeerCredentials) {
+        self.id = id
+        self.descriptor = descriptor
+        self.credentials = credentials
+    }
+
+    /// A pidfd for the peer process (``Socket/peerProcess(_:credentials:)``).
+    func peerProcess() throws -> PidFd {
+        try Socket.peerProcess(descriptor, credentials: credentials)
+    }
+
+    /// Whether the peer has closed its end (voipd may not have read the end of stream yet).
+    var peerHasClosed: Bool { Socket.peerHasClosed(descriptor) }
+
+    /// Bytes of requests waiting to be read (0 if that cannot be known).
+    var bytesAvailable: Int { (try? Socket.bytesAvailable(descriptor)) ?? 0 }
+}
