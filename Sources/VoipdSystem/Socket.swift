@@ -3,7 +3,7 @@ import Glibc
 
 /// Credentials of the process at the other end of a Unix socket (`SO_PEERCRED`), as the
 /// kernel recorded them at `connect`; never taken from anything the peer says.
-public struct PeerCredentials: Sendable, Equatable {
+public struct PeerCredentials: Sendable, Equatable, Codable {
     public var pid: pid_t
     public var uid: uid_t
     public var gid: gid_t

@@ -57,8 +57,7 @@ struct StopsAwaitedTests {
         let daemon = try Daemon(configuration: configuration)
         let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
                             since: wallClockSeconds())
-        app.launch = LaunchSpecification(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil,
-                                         standardOutput: nil, standardError: nil)
+        app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
         daemon.apps[app.name] = app
         try daemon.start(app, inBackground: false, reason: "test")
         let process = try #require(app.process)

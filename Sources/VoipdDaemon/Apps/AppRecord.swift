@@ -2,35 +2,62 @@ import Glibc
 import VoipdLifecycle
 import VoipdVocabulary
 
+/// A request answered later, once something has happened: the connection it came on and its id.
+struct PendingReply: Codable, Equatable {
+    var client: UInt64
+    var request: UInt64
+}
+
 /// Everything voipd knows about one app, alive or not.
+///
+/// What an in-place upgrade carries over is the app's ``State`` and its ``lifecycle`` as
+/// they are (Codable); its process and launch go with their descriptors. A field added to
+/// `State` survives an upgrade by itself. A field added to the class beside it does not:
+/// keep there only what is rebuilt after an upgrade or may be lost with it.
+@dynamicMemberLookup
 final class AppRecord {
+    /// The app's own bookkeeping, read and written as the record's fields (`app.uid`).
+    struct State: Codable {
+        /// The uid that owns it: only this uid or root may act on it.
+        var uid: uid_t
+        /// Known only by sockets a service manager gave back, with no manifest: the first
+        /// app to say hello under its name claims it (the fd store keeps no owner).
+        var unclaimed = false
+        /// The client connection it identified itself on.
+        var client: UInt64?
+        var reclaimedSockets = 0
+        /// Sockets already reclaimed (by inode), so a second reclaim does not count them again.
+        var reclaimedInodes: Set<UInt64> = []
+        /// Wall-clock time of the last state change.
+        var since: Double
+        /// `launch` requests waiting for the app to connect.
+        var launchWaiters: [PendingReply] = []
+    }
+
     let name: String
-    /// The uid that owns it: only this uid or root may act on it.
-    var uid: uid_t
-    /// Known only by sockets a service manager gave back, with no manifest: the first
-    /// app to say hello under its name claims it (the fd store keeps no owner).
-    var unclaimed = false
+    var state: State
+    /// Beside ``state`` (and carried with it): the wake path reaches it directly.
     var lifecycle: AppLifecycle
     var process: AppProcess?
     var launch: LaunchSpecification?
-    /// The client connection it identified itself on.
-    var client: UInt64?
-    var reclaimedSockets = 0
-    /// Sockets already reclaimed (by inode), so a second reclaim does not count them again.
-    var reclaimedInodes: Set<UInt64> = []
-    /// Wall-clock time of the last state change.
-    var since: Double
     /// When the data that woke the app was seen, and the event that told it: the wake's
-    /// latency is measured to its acknowledgement.
+    /// latency is measured to its acknowledgement. Not carried: a wake in flight across an
+    /// upgrade is not measured.
     var wakeSeenAt: MonotonicInstant?
     var wakeEvent: (id: UInt64, seenAt: MonotonicInstant)?
-    /// `launch` requests waiting for the app to connect: (client, request id).
-    var launchWaiters: [(client: UInt64, request: UInt64)] = []
 
-    init(name: String, uid: uid_t, lifecycle: AppLifecycle, since: Double) {
+    init(name: String, state: State, lifecycle: AppLifecycle) {
         self.name = name
-        self.uid = uid
+        self.state = state
         self.lifecycle = lifecycle
-        self.since = since
+    }
+
+    convenience init(name: String, uid: uid_t, lifecycle: AppLifecycle, since: Double) {
+        self.init(name: name, state: State(uid: uid, since: since), lifecycle: lifecycle)
+    }
+
+    subscript<Value>(dynamicMember field: WritableKeyPath<State, Value>) -> Value {
+        get { state[keyPath: field] }
+        _modify { yield &state[keyPath: field] }
     }
 }

@@ -38,7 +38,7 @@ extension Daemon {
         }
         // A program that does not speak the protocol will not connect: there is nothing to wait for.
         if request.waitForConnection ?? false, app.lifecycle.policy.speaksProtocol, app.client == nil, app.lifecycle.phase.isAlive {
-            app.launchWaiters.append((client.id, request.id))
+            app.launchWaiters.append(PendingReply(client: client.id, request: request.id))
             finishLaunchWaiters(app)
         } else {
             reply(request.id, AppResult(app: status(of: app)), to: client)
@@ -95,9 +95,9 @@ extension Daemon {
                 throw ProtocolError(systemError: error, "cannot duplicate the output descriptor")
             }
         }
-        let specification = LaunchSpecification(arguments: arguments, environment: request.environment ?? [],
-                                                workingDirectory: request.workingDirectory, account: account,
-                                                standardOutput: output, standardError: error)
+        let command = LaunchCommand(arguments: arguments, environment: request.environment ?? [],
+                                    workingDirectory: request.workingDirectory, account: account)
+        let specification = LaunchSpecification(command, standardOutput: output, standardError: error)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? true)
@@ -208,16 +208,16 @@ extension Daemon {
         guard !app.launchWaiters.isEmpty, app.client != nil || !app.lifecycle.phase.isAlive || !connectionExpected else { return }
         let waiters = app.launchWaiters
         app.launchWaiters.removeAll()
-        for (id, request) in waiters {
-            guard let client = clients[id] else { continue }
+        for waiter in waiters {
+            guard let client = clients[waiter.client] else { continue }
             if app.lifecycle.phase.isAlive && app.client != nil {
-                reply(request, AppResult(app: status(of: app)), to: client)
+                reply(waiter.request, AppResult(app: status(of: app)), to: client)
             } else if app.lifecycle.phase.isAlive {
                 sendError(ProtocolError(.launchFailed, "\(app.name) started (pid \(app.process?.pid ?? 0)) but did not connect within \(configuration.timings.connectTimeout.seconds) s"),
-                          request: request, to: client)
+                          request: waiter.request, to: client)
             } else {
                 sendError(ProtocolError(.launchFailed, "\(app.name) ended before connecting: \(app.lifecycle.terminationReason?.description ?? "unknown")"),
-                          request: request, to: client)
+                          request: waiter.request, to: client)
             }
         }
     }

@@ -1,26 +1,33 @@
 import VoipdSystem
 
-/// How to start an app again: what `voipctl launch` (or a manifest) said.
-final class LaunchSpecification {
-    let arguments: [String]
-    let environment: [String]
-    let workingDirectory: String?
+/// How to start an app: its command line, environment, directory and account. The part of a
+/// ``LaunchSpecification`` that the service manager's store, the state file and an in-place
+/// upgrade keep as it is (``StoredApp``, ``DaemonSnapshot``).
+struct LaunchCommand: Codable, Equatable {
+    var arguments: [String]
+    var environment: [String]
+    var workingDirectory: String?
     /// The account it runs as (nil: voipd's own).
-    let account: ResolvedManifest.Account?
+    var account: ResolvedManifest.Account?
+}
+
+/// How to start an app again: what `voipctl launch` (or a manifest) said, and where the
+/// app's output goes. Its fields read as the command's (`specification.arguments`).
+@dynamicMemberLookup
+final class LaunchSpecification {
+    let command: LaunchCommand
     /// Where its output and errors go (descriptors owned here, closed with it), or voipd's
     /// own when nil.
     let standardOutput: FileDescriptor?
     let standardError: FileDescriptor?
 
-    init(arguments: [String], environment: [String], workingDirectory: String?, account: ResolvedManifest.Account? = nil,
-         standardOutput: consuming FileDescriptor? = nil, standardError: consuming FileDescriptor? = nil) {
-        self.arguments = arguments
-        self.environment = environment
-        self.workingDirectory = workingDirectory
-        self.account = account
+    init(_ command: LaunchCommand, standardOutput: consuming FileDescriptor? = nil, standardError: consuming FileDescriptor? = nil) {
+        self.command = command
         self.standardOutput = standardOutput
         self.standardError = standardError
     }
+
+    subscript<Value>(dynamicMember field: KeyPath<LaunchCommand, Value>) -> Value { command[keyPath: field] }
 
     /// The numbers of the output and error descriptors (borrowed: still owned here).
     var standardOutputNumber: CInt? {

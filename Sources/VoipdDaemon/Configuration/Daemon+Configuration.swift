@@ -40,9 +40,8 @@ extension Daemon {
                                                    since: wallClockSeconds())
         apps[manifest.name] = app
         if app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
-        app.launch = LaunchSpecification(arguments: manifest.arguments, environment: manifest.environment,
-                                         workingDirectory: manifest.workingDirectory, account: manifest.account,
-                                         standardOutput: nil, standardError: nil)
+        app.launch = LaunchSpecification(LaunchCommand(arguments: manifest.arguments, environment: manifest.environment,
+                                                       workingDirectory: manifest.workingDirectory, account: manifest.account))
         return app
     }
 

@@ -46,7 +46,7 @@ public final class Daemon {
     var followers: Set<UInt64> = []
     /// An in-place upgrade to perform between two turns of the loop (SIGUSR2, or the client
     /// and request that asked).
-    var pendingUpgrade: (client: UInt64, request: UInt64)?
+    var pendingUpgrade: PendingReply?
     /// Whether voipd bound the control socket itself (and so removes it when it stops); a
     /// socket the service manager passed is the service manager's.
     var boundControlSocket = false

@@ -232,22 +232,14 @@ extension RecoveryState {
 extension StoredApp {
     /// What the service manager's store and the state file keep of an app.
     init(of app: AppRecord) {
-        let launch = app.launch.map {
-            DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
-                                  account: $0.account, standardOutput: nil, standardError: nil)
-        }
-        self.init(uid: app.uid, policy: app.lifecycle.policy, launch: launch)
+        self.init(uid: app.uid, policy: app.lifecycle.policy, launch: app.launch?.command)
     }
 
     /// A record for the app this describes, not running (its output goes to voipd's own),
     /// with `lifecycle` (of the record's policy).
     func appRecord(named name: String, lifecycle: AppLifecycle) -> AppRecord {
         let app = AppRecord(name: name, uid: uid, lifecycle: lifecycle, since: wallClockSeconds())
-        if let launch {
-            app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
-                                             workingDirectory: launch.workingDirectory, account: launch.account,
-                                             standardOutput: nil, standardError: nil)
-        }
+        app.launch = launch.map { LaunchSpecification($0) }
         return app
     }
 }

@@ -15,12 +15,12 @@ extension Daemon {
         guard client.credentials.uid == 0 || client.credentials.uid == geteuid() else {
             throw ProtocolError(.permissionDenied, "only root or uid \(geteuid()) may upgrade voipd")
         }
-        pendingUpgrade = (client.id, request.id)
+        pendingUpgrade = PendingReply(client: client.id, request: request.id)
     }
 
     /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
     /// was, and says why.
-    func performUpgrade(requestedBy requester: (client: UInt64, request: UInt64)?) {
+    func performUpgrade(requestedBy requester: PendingReply?) {
         drainDeferredInputs()
         flushBroadcasts()
         for client in clients.values { flush(client) }
@@ -76,28 +76,11 @@ extension Daemon {
         }
     }
 
-    private func makeSnapshot(requester: (client: UInt64, request: UInt64)?) -> DaemonSnapshot {
+    private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
             listener: listener.rawValue, boundControlSocket: boundControlSocket, nextClientID: nextClientID, locked: locked,
-            clients: clients.values.map { client in
-                DaemonSnapshot.Client(id: client.id, descriptor: client.descriptor.rawValue, pid: client.credentials.pid,
-                                      uid: client.credentials.uid, gid: client.credentials.gid, appName: client.appName,
-                                      following: client.following, followingStates: client.followingStates.map(Array.init),
-                                      outbound: client.outbound.map { queued in
-                                          DaemonSnapshot.Queued(packet: queued.packet, descriptors: queued.descriptors.borrowedNumbers)
-                                      })
-            },
-            apps: apps.values.map { app in
-                DaemonSnapshot.App(
-                    name: app.name, uid: app.uid, unclaimed: app.unclaimed, lifecycle: app.lifecycle,
-                    process: app.process.map { DaemonSnapshot.Process(pid: $0.pid, pidfd: $0.pidfd.descriptor.rawValue, isChild: $0.isChild, signalsGroup: $0.signalsGroup) },
-                    launch: app.launch.map {
-                        DaemonSnapshot.Launch(arguments: $0.arguments, environment: $0.environment, workingDirectory: $0.workingDirectory,
-                                              account: $0.account, standardOutput: $0.standardOutputNumber, standardError: $0.standardErrorNumber)
-                    },
-                    client: app.client, reclaimedSockets: app.reclaimedSockets, reclaimedInodes: Array(app.reclaimedInodes), since: app.since,
-                    launchWaiters: app.launchWaiters.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) })
-            },
+            clients: clients.values.map(DaemonSnapshot.Client.init),
+            apps: apps.values.map(DaemonSnapshot.App.init),
             heldSockets: registry.all.map { held in
                 DaemonSnapshot.Held(id: held.id, app: held.app, name: held.name, descriptor: held.descriptor.rawValue, kind: held.kind,
                                     origin: held.origin, registeredAt: held.registeredAt, armed: held.armed,
@@ -106,7 +89,7 @@ extension Daemon {
             },
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
             events: events.records, metrics: metrics, followers: Array(followers),
-            requester: requester.map { DaemonSnapshot.Waiter(client: $0.client, request: $0.request) },
+            requester: requester,
             appResourceLimits: appResourceLimits)
     }
 
@@ -118,17 +101,7 @@ extension Daemon {
         for record in snapshot.events { events.append(record) }
         metrics = snapshot.metrics
         for saved in snapshot.clients {
-            let client = ClientConnection(id: saved.id, descriptor: try adoptCarried(saved.descriptor),
-                                          credentials: PeerCredentials(pid: saved.pid, uid: saved.uid, gid: saved.gid))
-            client.appName = saved.appName
-            client.following = saved.following
-            client.followingStates = saved.followingStates.map(Set.init)
-            for queued in saved.outbound {
-                let descriptors = DescriptorBag()
-                for fd in queued.descriptors { descriptors.append(try adoptCarried(fd)) }
-                client.outbound.append((queued.packet, descriptors))
-                client.queuedBytes += ClientQueues.cost(of: queued.packet, descriptors: queued.descriptors.count)
-            }
+            let client = try ClientConnection(carried: saved, adopting: adoptCarried)
             client.token = try loop.register(client.descriptor, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
                                              .client(client.id))
             clients[client.id] = client
@@ -136,24 +109,11 @@ extension Daemon {
         }
         followers = Set(snapshot.followers.filter { clients[$0] != nil })
         for saved in snapshot.apps {
-            let app = AppRecord(name: saved.name, uid: saved.uid, lifecycle: saved.lifecycle, since: saved.since)
-            app.unclaimed = saved.unclaimed
-            app.reclaimedSockets = saved.reclaimedSockets
-            app.reclaimedInodes = Set(saved.reclaimedInodes)
-            app.client = saved.client.flatMap { clients[$0] != nil ? $0 : nil }
-            app.launchWaiters = saved.launchWaiters.map { ($0.client, $0.request) }
-            if let launch = saved.launch {
-                app.launch = LaunchSpecification(arguments: launch.arguments, environment: launch.environment,
-                                                 workingDirectory: launch.workingDirectory, account: launch.account,
-                                                 standardOutput: try launch.standardOutput.map(adoptCarried),
-                                                 standardError: try launch.standardError.map(adoptCarried))
-            }
-            if let process = saved.process {
-                let restored = AppProcess(pidfd: PidFd(adopting: try adoptCarried(process.pidfd), pid: process.pid), isChild: process.isChild,
-                                            signalsGroup: process.signalsGroup)
+            let app = try AppRecord(carried: saved, adopting: adoptCarried)
+            if app.client.map({ clients[$0] == nil }) ?? false { app.client = nil }
+            if let process = app.process {
                 // Level-triggered: a process that ended during the exec is seen at once.
-                try watch(restored, of: app)
-                app.process = restored
+                try watch(process, of: app)
             }
             apps[app.name] = app
         }

@@ -15,24 +15,22 @@ import VoipdVocabulary
 struct DaemonSnapshot: Codable {
     /// The format this program writes and reads. Raise it whenever the encoding changes (a
     /// field added, renamed or retyped, here or in what is encoded with it, such as
-    /// `AppLifecycle`): a snapshot of another format is refused, never misread. Format 1
-    /// had no number.
-    static let currentFormat = 2
+    /// `AppLifecycle` or a record's `State`): a snapshot of another format is refused, never
+    /// misread. Format 1 had no number; format 3 keeps each record's own state.
+    static let currentFormat = 3
 
     var format = DaemonSnapshot.currentFormat
 
     /// The largest snapshot read: a thousand apps with long command lines and full queues
     /// take tens of MB.
     static let largest = 1 << 30
+    /// A connection, with its descriptor and the descriptors of the frames it has not
+    /// read yet.
     struct Client: Codable {
         var id: UInt64
         var descriptor: CInt
-        var pid: Int32
-        var uid: UInt32
-        var gid: UInt32
-        var appName: String?
-        var following: String?
-        var followingStates: [AppState]?
+        var credentials: PeerCredentials
+        var state: ClientConnection.State
         /// Frames the kernel had not taken yet, with their descriptors.
         var outbound: [Queued]
     }
@@ -42,6 +40,7 @@ struct DaemonSnapshot: Codable {
         var descriptors: [CInt]
     }
 
+    /// An app's process. Its shape is ``SnapshotEnvelope``'s: it must not change.
     struct Process: Codable {
         var pid: Int32
         var pidfd: CInt
@@ -51,31 +50,19 @@ struct DaemonSnapshot: Codable {
     }
 
     struct Launch: Codable {
-        var arguments: [String]
-        var environment: [String]
-        var workingDirectory: String?
-        var account: ResolvedManifest.Account?
+        var command: LaunchCommand
         var standardOutput: CInt?
         var standardError: CInt?
     }
 
-    struct Waiter: Codable {
-        var client: UInt64
-        var request: UInt64
-    }
-
+    /// An app: its own state and lifecycle as they are, its process and launch with their
+    /// descriptors. `name` and `process` keep the place ``SnapshotEnvelope`` reads them from.
     struct App: Codable {
         var name: String
-        var uid: UInt32
-        var unclaimed: Bool
-        var lifecycle: AppLifecycle
         var process: Process?
+        var state: AppRecord.State
+        var lifecycle: AppLifecycle
         var launch: Launch?
-        var client: UInt64?
-        var reclaimedSockets: Int
-        var reclaimedInodes: [UInt64]
-        var since: Double
-        var launchWaiters: [Waiter]
     }
 
     struct Held: Codable {
@@ -110,7 +97,7 @@ struct DaemonSnapshot: Codable {
     var metrics: Metrics
     var followers: [UInt64]
     /// The `upgrade` request to answer once the new program runs.
-    var requester: Waiter?
+    var requester: PendingReply?
     /// The resource limits the first program was started with (its apps get them).
     var appResourceLimits: [ResourceLimit]? = nil
 

@@ -12,7 +12,9 @@ struct StoredApp: Codable {
 
     var uid: UInt32
     var policy: AppPolicy
-    var launch: DaemonSnapshot.Launch?
+    /// How to start it; the same JSON object as before ``LaunchCommand`` (records in a
+    /// store outlive the voipd that wrote them).
+    var launch: LaunchCommand?
 
     /// A memfd holding the record as JSON, for FDSTORE=1.
     func memoryFile() throws -> FileDescriptor {
