@@ -70,6 +70,7 @@ extension AppLifecycle {
         turn.emit(.cancelTimer(.taskExpirationWarning))
         turn.emit(.cancelTimer(.taskBudget))
         turn.emit(.cancelTimer(.reclaim))
+        turn.emit(.cancelTimer(.hibernate))
         announce(.willEnterForeground, phase: .inactive, reason: "entering the foreground", &turn)
     }
 
@@ -92,6 +93,7 @@ extension AppLifecycle {
         turn.emit(.resume)
         turn.emit(.disarmSockets)
         turn.emit(.cancelTimer(.reclaim))
+        turn.emit(.cancelTimer(.hibernate))
         turn.emit(.startTimer(.wakeBudget, after: timings.wakeBudget))
         let budget = timings.resumedTaskBudget
         startTaskBudgetTimers(budget, &turn)

@@ -24,6 +24,7 @@ extension AppLifecycle {
         case .killRequested: killRequested(&turn)
         case .memoryPressureKill: memoryPressureKill(&turn)
         case .reclaimRequested: reclaimRequested(&turn)
+        case .hibernateRequested: hibernateRequested(&turn)
         case .screenLocked: screenLocked(&turn)
         case .screenUnlocked: locked = false
         case .heldSocketsChanged(let count): heldSocketsChanged(count, &turn)
@@ -121,6 +122,7 @@ extension AppLifecycle {
         enter(.suspended, reason, &turn)
         if locked { turn.emit(.reclaimSockets(reason: "screen locked")) }
         if let after = timings.reclaimAfterSuspension { turn.emit(.startTimer(.reclaim, after: after)) }
+        if let after = timings.hibernateAfterSuspension { turn.emit(.startTimer(.hibernate, after: after)) }
     }
 
     private mutating func socketReady(_ readiness: SocketReadiness, _ turn: inout Turn) {
@@ -232,6 +234,14 @@ extension AppLifecycle {
         turn.emit(.reclaimSockets(reason: "reclaim requested"))
     }
 
+    /// Like reclaim, only a stopped app the kernel has confirmed: paging out a process that
+    /// still runs would only have it fault its pages straight back in.
+    private mutating func hibernateRequested(_ turn: inout Turn) {
+        guard phase == .suspended else { return turn.reject("only a suspended app is hibernated (state: \(state.rawValue))") }
+        guard pendingTermination == nil else { return turn.reject("terminating") }
+        turn.emit(.hibernate(reason: "hibernate requested"))
+    }
+
     private mutating func screenLocked(_ turn: inout Turn) {
         locked = true
         if phase == .suspended { turn.emit(.reclaimSockets(reason: "screen locked")) }
@@ -317,6 +327,9 @@ extension AppLifecycle {
         case .reclaim:
             guard phase == .suspended else { return }
             turn.emit(.reclaimSockets(reason: "suspended for \(timings.reclaimAfterSuspension?.seconds ?? 0) s"))
+        case .hibernate:
+            guard phase == .suspended, pendingTermination == nil else { return }
+            turn.emit(.hibernate(reason: "suspended for \(timings.hibernateAfterSuspension?.seconds ?? 0) s"))
         case .exitGrace:
             guard phase.isAlive else { return }
             kill(pendingTermination ?? TerminationReason(.terminated, "did not exit in time"), &turn)

@@ -27,6 +27,8 @@ public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable, Codable {
     case relaunchThrottle
     /// Reclaim a long-suspended app's ordinary sockets.
     case reclaim
+    /// Hibernate a long-suspended app: page its memory out.
+    case hibernate
     /// A terminating app that has not exited by now is killed.
     case exitGrace
 }
@@ -69,6 +71,8 @@ public enum LifecycleInput: Equatable, Sendable {
     case memoryPressureKill
     /// `voipctl reclaim`.
     case reclaimRequested
+    /// `voipctl hibernate`.
+    case hibernateRequested
     case screenLocked
     case screenUnlocked
     /// How many VoIP sockets are held for the app now.
@@ -110,6 +114,10 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     case launch(inBackground: Bool, reason: String)
     /// Make the app's ordinary (non-VoIP) network sockets unusable.
     case reclaimSockets(reason: String)
+    /// Page the stopped app's memory out, if its dirty memory is within the limit (seed
+    /// 004's hibernation). The app stays suspended; the next `.resume` ends the hibernation
+    /// and drops a page-out still under way.
+    case hibernate(reason: String)
     /// The public state changed; recorded in the event stream.
     case transition(from: AppState, to: AppState, reason: String)
 }

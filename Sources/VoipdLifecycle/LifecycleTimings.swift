@@ -34,6 +34,11 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     /// Reclaim a suspended app's ordinary sockets after it has been suspended this long
     /// (nil: never; iOS did it on lock and under pressure only).
     public var reclaimAfterSuspension: Duration? = nil
+    /// Hibernate a suspended app (page its memory out, seed 004) after it has been suspended
+    /// this long (nil: never). A minute: long enough that an app woken again and again for
+    /// keep-alives and calls is not paged out between wakes, short enough that an idle
+    /// app's memory goes back to the system soon.
+    public var hibernateAfterSuspension: Duration? = .seconds(60)
 
     public init() {}
 
@@ -45,7 +50,7 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     public func scaled(by factor: Double) -> LifecycleTimings {
         var t = self
         for entry in Self.durations { t[keyPath: entry.keyPath] = self[keyPath: entry.keyPath] * factor }
-        t.reclaimAfterSuspension = reclaimAfterSuspension.map { $0 * factor }
+        for entry in Self.optionalDurations { t[keyPath: entry.keyPath] = self[keyPath: entry.keyPath].map { $0 * factor } }
         return t
     }
 
@@ -67,15 +72,22 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     ] }
 
     /// The names ``setting(_:seconds:)`` accepts.
-    public static var names: [String] { durations.map(\.name) + ["reclaimAfterSuspension"] }
+    public static var names: [String] { durations.map(\.name) + optionalDurations.map(\.name) }
+
+    /// The durations that may be "never" (0 in the configuration).
+    static var optionalDurations: [(name: String, keyPath: WritableKeyPath<LifecycleTimings, Duration?>)] { [
+        ("reclaimAfterSuspension", \.reclaimAfterSuspension),
+        ("hibernateAfterSuspension", \.hibernateAfterSuspension),
+    ] }
 
     /// A copy with the duration `name` set to `seconds` (nil when there is no such name, or
-    /// `seconds` is not from 0 to ``longest``). `reclaimAfterSuspension` takes 0 for "never".
+    /// `seconds` is not from 0 to ``longest``). `reclaimAfterSuspension` and
+    /// `hibernateAfterSuspension` take 0 for "never".
     public func setting(_ name: String, seconds: Double) -> LifecycleTimings? {
         guard seconds >= 0, seconds <= Self.longest.seconds else { return nil }
         var copy = self
-        if name == "reclaimAfterSuspension" {
-            copy.reclaimAfterSuspension = seconds == 0 ? nil : .seconds(seconds)
+        if let entry = Self.optionalDurations.first(where: { $0.name == name }) {
+            copy[keyPath: entry.keyPath] = seconds == 0 ? nil : .seconds(seconds)
             return copy
         }
         guard let entry = Self.durations.first(where: { $0.name == name }) else { return nil }

@@ -366,6 +366,7 @@ public final class Daemon {
             case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
             case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
             case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
+            case .hibernate(let reason): hibernate(app, reason: reason)
             case .transition(let from, let to, let reason): recordTransition(app, from: from, to: to, reason: reason)
             }
         }

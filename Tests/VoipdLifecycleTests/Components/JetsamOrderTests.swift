@@ -33,6 +33,18 @@ struct JetsamOrderTests {
         #expect(!order.contains("dead") && !order.contains("never-launched"))
     }
 
+    @Test("suspended apps too large to hibernate go first, largest first; then the rest by memory, hibernated ones among them")
+    func overHibernationLimit() {
+        let apps = Self.apps + [
+            JetsamCandidate(name: "over-small", state: .suspended, residentBytes: 20_000_000, overHibernationLimit: true),
+            JetsamCandidate(name: "over-big", state: .suspended, residentBytes: 60_000_000, overHibernationLimit: true),
+            // Hibernated: little resident, still suspended.
+            JetsamCandidate(name: "hibernated", state: .suspended, residentBytes: 1_000_000),
+        ]
+        #expect(jetsamOrder(apps, level: .warning)
+            == ["over-big", "over-small", "big-suspended", "small-suspended", "hibernated", "huge-background", "small-background"])
+    }
+
     @Test("ties go by name, whatever the input order")
     func ties() {
         let tied = ["c", "a", "b"].map { JetsamCandidate(name: $0, state: .suspended, residentBytes: 4096) }

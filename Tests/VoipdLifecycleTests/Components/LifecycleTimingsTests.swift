@@ -12,7 +12,7 @@ struct LifecycleTimingsTests {
         let scaled = timings.scaled(by: factor)
         let fields = Mirror(reflecting: timings).children
         let scaledFields = Mirror(reflecting: scaled).children
-        #expect(fields.count == 14)
+        #expect(fields.count == 15)
         for (field, scaledField) in zip(fields, scaledFields) {
             let label = field.label ?? "?"
             let original = try #require(field.value as? Duration, "\(label) is not a set duration")
@@ -21,9 +21,12 @@ struct LifecycleTimingsTests {
         }
     }
 
-    @Test("a reclaim that never happens stays never")
+    @Test("a reclaim or a hibernation that never happens stays never")
     func nilStaysNil() {
-        #expect(LifecycleTimings().scaled(by: 0.5).reclaimAfterSuspension == nil)
+        var never = LifecycleTimings()
+        never.hibernateAfterSuspension = nil
+        #expect(never.scaled(by: 0.5).reclaimAfterSuspension == nil)
+        #expect(never.scaled(by: 0.5).hibernateAfterSuspension == nil)
     }
 
     @Test("a duration by name: from 0 to a year, or none")
@@ -31,6 +34,8 @@ struct LifecycleTimingsTests {
         let timings = LifecycleTimings()
         #expect(timings.setting("wakeBudget", seconds: 12.5)?.wakeBudget == .milliseconds(12500))
         #expect(timings.setting("reclaimAfterSuspension", seconds: 0)?.reclaimAfterSuspension == nil)
+        #expect(timings.setting("hibernateAfterSuspension", seconds: 0)?.hibernateAfterSuspension == nil)
+        #expect(timings.setting("hibernateAfterSuspension", seconds: 90)?.hibernateAfterSuspension == .seconds(90))
         #expect(timings.setting("wakeBudget", seconds: 365 * 24 * 3600)?.wakeBudget == LifecycleTimings.longest)
         // Found by Tests/Fuzz: 6e200 s trapped converting to a Duration.
         for seconds in [-1, 365 * 24 * 3600 + 1, 6e200, .infinity, .nan] {
@@ -60,6 +65,7 @@ struct LifecycleTimingsTests {
         #expect(timings.resumedTaskBudget == .seconds(30))
         #expect(timings.wakeBudget == .seconds(10))
         #expect(timings.keepAliveMinimum == .seconds(600))
+        #expect(timings.hibernateAfterSuspension == .seconds(60), "seed 004 is silent on when; a minute of suspension")
     }
 
     @Test("the watchdog of each event kind; wakes have none (their budget governs)")

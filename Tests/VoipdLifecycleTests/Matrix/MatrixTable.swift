@@ -48,7 +48,7 @@ enum LifecycleMatrix {
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
         row(.stopConfirmed,
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
-            suspending: .to(.suspended, [.arm, .transition(.background, .suspended)]),
+            suspending: .to(.suspended, [.arm, .transition(.background, .suspended), .start(.hibernate)]),
             suspended: .nothing, terminated: .nothing),
     ] + [
         (ProcessEnd.exited(code: 0), TerminationReason.Code.exited),
@@ -133,6 +133,12 @@ enum LifecycleMatrix {
             suspending: .rejected, // not stopped yet
             suspended: .stay([.reclaim]),
             terminated: .rejected),
+        // Like reclaim: a stop the kernel has not confirmed yet is not paged out.
+        row(.hibernateRequested,
+            notRunning: .rejected, active: .rejected, inactive: .rejected, background: .rejected,
+            suspending: .rejected,
+            suspended: .stay([.hibernate]),
+            terminated: .rejected),
     ]
 
     // MARK: The app's own messages
@@ -209,6 +215,9 @@ enum LifecycleMatrix {
         row(.timerFired(.reclaim),
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .stay([.reclaim]), terminated: .nothing),
+        row(.timerFired(.hibernate),
+            notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .nothing, suspended: .stay([.hibernate]), terminated: .nothing),
         // Questionable, left as it is: the grace timer kills even when no termination is
         // pending (it is only ever started for one, and cancelled on every launch).
         row(.timerFired(.exitGrace),

@@ -28,7 +28,7 @@ struct MatrixTests {
             "launched", "launchFailed", "connected", "disconnected", "foregroundRequested", "backgroundRequested",
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "timerFired", "terminateRequested",
-            "killRequested", "memoryPressureKill", "reclaimRequested", "screenLocked", "screenUnlocked",
+            "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
             "heldSocketsChanged", "policyChanged", "shutdown",
         ]
         #expect(named == all)
@@ -62,6 +62,7 @@ struct MatrixTests {
         case .killRequested: return "killRequested"
         case .memoryPressureKill: return "memoryPressureKill"
         case .reclaimRequested: return "reclaimRequested"
+        case .hibernateRequested: return "hibernateRequested"
         case .screenLocked: return "screenLocked"
         case .screenUnlocked: return "screenUnlocked"
         case .heldSocketsChanged: return "heldSocketsChanged"

@@ -29,7 +29,7 @@ struct BackgroundingTests {
         #expect(driver.phase == .suspending)
         #expect(driver.app.state == .background, "publicly background until the stop is confirmed")
 
-        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended)])
+        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended), .start(.hibernate)])
         #expect(driver.app.state == .suspended)
     }
 

@@ -17,7 +17,7 @@ struct ReclaimTests {
         var driver = Driver.at(.active)
         #expect(driver.feed(.screenLocked).steps == [])
         driver.enterBackground()
-        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended), .reclaim])
+        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended), .reclaim, .start(.hibernate)])
     }
 
     @Test("after the screen is unlocked, a suspension reclaims nothing")
@@ -26,7 +26,7 @@ struct ReclaimTests {
         driver.feed(.screenLocked)
         driver.feed(.screenUnlocked)
         driver.enterBackground()
-        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended)])
+        #expect(driver.feed(.stopConfirmed).steps == [.arm, .transition(.background, .suspended), .start(.hibernate)])
     }
 
     @Test("reclaim is for suspended apps only", arguments: [LifecyclePhase.active, .inactive, .background, .suspending])

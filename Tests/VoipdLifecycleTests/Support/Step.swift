@@ -16,6 +16,7 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
     case requestExit
     case launch(inBackground: Bool)
     case reclaim
+    case hibernate
     case transition(AppState, AppState)
     /// The reply: beginBackgroundTask answered with a valid id.
     case taskBegan
@@ -38,6 +39,7 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
         case .requestExit: self = .requestExit
         case .launch(let inBackground, _): self = .launch(inBackground: inBackground)
         case .reclaimSockets: self = .reclaim
+        case .hibernate: self = .hibernate
         case .transition(let from, let to, _): self = .transition(from, to)
         }
     }
@@ -70,6 +72,7 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
         case .disarm: return "disarm"
         case .requestExit: return "requestExit"
         case .reclaim: return "reclaim"
+        case .hibernate: return "hibernate"
         case .taskBegan: return "taskBegan"
         case .taskRefused: return "taskRefused"
         case .rejected: return "rejected"

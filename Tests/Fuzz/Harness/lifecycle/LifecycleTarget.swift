@@ -122,6 +122,7 @@ struct LifecycleRun {
         case 25: feed(.shutdown)
         case 26: upgrade()
         case 27: feed(.policyChanged(FuzzTarget.policy(argument)))
+        case 28: feed(.hibernateRequested)
         default: fireEarliestTimer()
         }
     }
