@@ -52,6 +52,7 @@ int voipd_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
 int voipd_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
 int voipd_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 int voipd_prctl_set_pdeathsig(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
+int voipd_prctl_set_timerslack(unsigned long nanoseconds) { return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0); }
 
 int voipd_sigchld_report_stops(int enabled)
 {

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -17,6 +18,12 @@
 #endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
 #endif
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT 47
@@ -30,6 +37,8 @@
 typedef struct {
     const voipd_spawn_attributes *attributes;
     voipd_spawn_failure *failure;
+    /// Whether the child writes itself to the cgroup's cgroup.procs (it was not created in it).
+    int join_by_procs;
 } child_context;
 
 CHILD static _Noreturn void child_fail(child_context *context, voipd_spawn_step step, int error) {
@@ -158,9 +167,20 @@ CHILD static _Noreturn void execute(child_context *context) {
     child_fail(context, voipd_spawn_step_exec, denied ? EACCES : ENOENT);
 }
 
+/// Moves the child into its cgroup by writing "0" (the writer) to `cgroup.procs`, with the
+/// spawner's credentials still: an app must never be able to choose or leave its cgroup.
+CHILD static void join_cgroup(child_context *context) {
+    int procs = (int)syscall(SYS_openat, context->attributes->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    CHECK(procs, voipd_spawn_step_cgroup_procs);
+    CHECK(syscall(SYS_write, procs, "0", 1), voipd_spawn_step_cgroup_procs);
+    syscall(SYS_close, procs);
+}
+
 CHILD static int spawn_child(void *argument) {
     child_context *context = argument;
     const voipd_spawn_attributes *a = context->attributes;
+    // First of all: nothing of the child runs outside its cgroup that the cgroup could see.
+    if (context->join_by_procs) join_cgroup(context);
     // Every signal is blocked (by the parent) until the dispositions are the defaults.
     reset_signals(context);
     if (a->new_session) CHECK(syscall(SYS_setsid), voipd_spawn_step_setsid);
@@ -179,6 +199,78 @@ CHILD static int spawn_child(void *argument) {
     execute(context);
 }
 
+// clone3 starts the child on its new stack in the middle of the calling function, so it cannot
+// be called through syscall(2) with CLONE_VM: this stub makes the call and, in the child,
+// calls fn(argument) on the new stack, as clone(3) does (and glibc's internal __clone3).
+// Returns the child's pid, or -errno. The registers kept across the call hold fn and its
+// argument: r8 and r9 on x86-64 (syscall clobbers only rax, rcx and r11), x10 and x11 on
+// arm64 (svc clobbers only x0).
+#if defined(__x86_64__)
+#define HAVE_CLONE3_STUB 1
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type voipd_clone3_stub, @function\n"
+        "voipd_clone3_stub:\n"
+        "    mov %rcx, %r8\n"
+        "    mov %rdx, %r9\n"
+        "    mov $435, %eax\n"
+        "    syscall\n"
+        "    test %rax, %rax\n"
+        "    jz 1f\n"
+        "    ret\n"
+        "1:  xor %ebp, %ebp\n"
+        "    and $-16, %rsp\n"
+        "    mov %r8, %rdi\n"
+        "    call *%r9\n"
+        "    mov %eax, %edi\n"
+        "    mov $231, %eax\n"      // exit_group
+        "    syscall\n"
+        "    hlt\n"
+        ".size voipd_clone3_stub, .-voipd_clone3_stub\n");
+#elif defined(__aarch64__)
+#define HAVE_CLONE3_STUB 1
+__asm__(".text\n"
+        ".p2align 2\n"
+        ".type voipd_clone3_stub, %function\n"
+        "voipd_clone3_stub:\n"
+        "    mov x10, x2\n"
+        "    mov x11, x3\n"
+        "    mov x8, #435\n"
+        "    svc #0\n"
+        "    cbz x0, 1f\n"
+        "    ret\n"
+        "1:  mov x29, xzr\n"
+        "    mov x30, xzr\n"
+        "    mov x0, x11\n"
+        "    blr x10\n"
+        "    mov x8, #94\n"         // exit_group
+        "    svc #0\n"
+        "    brk #0\n"
+        ".size voipd_clone3_stub, .-voipd_clone3_stub\n");
+#else
+#define HAVE_CLONE3_STUB 0
+#endif
+
+/// The kernel's struct clone_args (Linux >= 5.7, with `cgroup`).
+struct clone3_arguments {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+#if HAVE_CLONE3_STUB
+long voipd_clone3_stub(struct clone3_arguments *arguments, size_t size, int (*fn)(void *), void *argument);
+#endif
+
+// The errno with which clone3 was refused (0: not yet). Written by the parent only.
+static int clone3_refusal = HAVE_CLONE3_STUB ? 0 : ENOSYS;
+
+int voipd_spawn_clone3_refusal(void) { return __atomic_load_n(&clone3_refusal, __ATOMIC_RELAXED); }
+
+/// Whether clone3's error means the kernel (or a seccomp filter: Docker's answers ENOSYS)
+/// does not offer clone3 or CLONE_INTO_CGROUP, rather than refusing this cgroup.
+static int means_clone3_unavailable(int error) {
+    return error == ENOSYS || error == EINVAL || error == E2BIG || error == EPERM;
+}
+
 int voipd_spawn(const voipd_spawn_attributes *attributes, pid_t *pid, voipd_spawn_failure *failure) {
     failure->step = voipd_spawn_step_none;
     failure->error = 0;
@@ -194,14 +286,43 @@ int voipd_spawn(const voipd_spawn_attributes *attributes, pid_t *pid, voipd_spaw
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    child_context context = {attributes, failure};
+    child_context context = {attributes, failure, attributes->cgroup_join == voipd_spawn_cgroup_procs_write};
     int pidfd = -1;
-    pid_t child = clone(spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &context, &pidfd);
-    int clone_error = errno;
+    pid_t child = -1;
+    int clone_error = 0;
+    voipd_spawn_step clone_step = voipd_spawn_step_clone;
+#if HAVE_CLONE3_STUB
+    if (attributes->cgroup_join == voipd_spawn_cgroup_clone_into && voipd_spawn_clone3_refusal() == 0) {
+        struct clone3_arguments arguments = {
+            .flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP,
+            .pidfd = (uint64_t)(uintptr_t)&pidfd,
+            .exit_signal = SIGCHLD,
+            .stack = (uint64_t)(uintptr_t)stack,
+            .stack_size = stack_size,
+            .cgroup = (uint64_t)attributes->cgroup_fd,
+        };
+        long result = voipd_clone3_stub(&arguments, sizeof arguments, spawn_child, &context);
+        if (result >= 0) {
+            child = (pid_t)result;
+        } else if (means_clone3_unavailable((int)-result)) {
+            __atomic_store_n(&clone3_refusal, (int)-result, __ATOMIC_RELAXED);
+        } else {
+            clone_error = (int)-result;
+            clone_step = voipd_spawn_step_clone_into_cgroup;
+        }
+    }
+#endif
+    if (child < 0 && clone_error == 0) {
+        // Without clone3 (refused, or none for this architecture) the child joins its cgroup
+        // by cgroup.procs: the same end, one step later, still before anything else.
+        if (attributes->cgroup_join == voipd_spawn_cgroup_clone_into) context.join_by_procs = 1;
+        child = clone(spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &context, &pidfd);
+        if (child < 0) clone_error = errno;
+    }
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     munmap(stack, stack_size);
     if (child < 0) {
-        failure->step = voipd_spawn_step_clone;
+        failure->step = clone_step;
         failure->error = clone_error;
         return -1;
     }

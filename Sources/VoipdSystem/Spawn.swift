@@ -56,6 +56,37 @@ public struct ResourceLimit: Sendable, Equatable, Codable {
     }
 }
 
+/// The cgroup a spawned program starts in. It is in it before it runs anything of its own:
+/// created there by `clone3(CLONE_INTO_CGROUP)`, or, where that is refused or for cgroup v1,
+/// writing itself to the cgroup's `cgroup.procs` as the child's first step, with the
+/// spawner's credentials (the program can neither choose nor leave its cgroup).
+public struct SpawnCgroup: Sendable, Equatable {
+    /// How the child gets into the cgroup.
+    public enum Join: Sendable, Equatable {
+        /// `clone3` with `CLONE_INTO_CGROUP` (cgroup v2), or ``procsWrite`` where the kernel
+        /// or a seccomp filter refuses it (``cloneIntoCgroupRefusal`` says why).
+        case cloneIntoCgroup
+        /// The child writes itself to `cgroup.procs` (cgroup v1 has no CLONE_INTO_CGROUP).
+        case procsWrite
+    }
+
+    /// The cgroup's directory (borrowed, opened `O_RDONLY | O_DIRECTORY`; still owned by the caller).
+    public var directory: CInt
+    public var join: Join
+
+    public init(directory: CInt, join: Join) {
+        self.directory = directory
+        self.join = join
+    }
+
+    /// Nil while spawns into a cgroup use `clone3(CLONE_INTO_CGROUP)`; otherwise the errno
+    /// with which the kernel refused it (after which the children join by `cgroup.procs`).
+    public static var cloneIntoCgroupRefusal: Errno? {
+        let error = voipd_spawn_clone3_refusal()
+        return error == 0 ? nil : Errno(error, call: "clone3(CLONE_INTO_CGROUP)")
+    }
+}
+
 /// What to run and how: the argument vector, environment and working directory, the
 /// descriptors that become the child's standard input, output and error, and the account,
 /// limits and restrictions it starts with.
@@ -79,11 +110,14 @@ public struct SpawnRequest {
     public var umask: mode_t?
     /// `PR_SET_NO_NEW_PRIVS`: set-uid programs and file capabilities grant nothing to it.
     public var noNewPrivileges: Bool
+    /// The cgroup it starts in (nil: the spawner's).
+    public var cgroup: SpawnCgroup?
 
     public init(arguments: [String], environment: [String], workingDirectory: String? = nil,
                 standardInput: CInt? = nil, standardOutput: CInt? = nil, standardError: CInt? = nil,
                 extraDescriptors: [CInt] = [], credentials: SpawnCredentials? = nil,
-                resourceLimits: [ResourceLimit] = [], umask: mode_t? = nil, noNewPrivileges: Bool = false) {
+                resourceLimits: [ResourceLimit] = [], umask: mode_t? = nil, noNewPrivileges: Bool = false,
+                cgroup: SpawnCgroup? = nil) {
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
@@ -95,6 +129,7 @@ public struct SpawnRequest {
         self.resourceLimits = resourceLimits
         self.umask = umask
         self.noNewPrivileges = noNewPrivileges
+        self.cgroup = cgroup
     }
 
     /// Where a program named without a slash is looked up: the `PATH` of the request's
@@ -152,7 +187,8 @@ public func spawn(_ request: SpawnRequest) throws -> PidFd {
                                     groups: groupPointer.baseAddress, group_count: CInt(groupPointer.count),
                                     limits: limitPointer.baseAddress, limit_count: CInt(limitPointer.count),
                                     umask: request.umask.map { CInt($0) } ?? -1,
-                                    no_new_privileges: request.noNewPrivileges ? 1 : 0, new_session: 1)
+                                    no_new_privileges: request.noNewPrivileges ? 1 : 0, new_session: 1,
+                                    cgroup_fd: request.cgroup?.directory ?? -1, cgroup_join: cgroupJoin(request.cgroup))
                                 return voipd_spawn(&attributes, &pid, &failure)
                             }
                         }
@@ -169,6 +205,14 @@ public func spawn(_ request: SpawnRequest) throws -> PidFd {
 /// some other way (the pidfd is closed).
 public func spawnProcess(_ request: SpawnRequest) throws -> pid_t {
     try spawn(request).pid
+}
+
+private func cgroupJoin(_ cgroup: SpawnCgroup?) -> voipd_spawn_cgroup_join {
+    switch cgroup?.join {
+    case nil: return voipd_spawn_cgroup_none
+    case .cloneIntoCgroup?: return voipd_spawn_cgroup_clone_into
+    case .procsWrite?: return voipd_spawn_cgroup_procs_write
+    }
 }
 
 /// Names the failed step of a spawn by the system call it made.
@@ -189,6 +233,8 @@ private func describe(_ step: voipd_spawn_step, _ request: SpawnRequest) -> Stri
     case voipd_spawn_step_chdir: return "chdir(\(request.workingDirectory ?? ""))"
     case voipd_spawn_step_close_descriptors: return "close_range"
     case voipd_spawn_step_exec: return "execve(\(request.arguments.first ?? ""))"
+    case voipd_spawn_step_clone_into_cgroup: return "clone3(CLONE_INTO_CGROUP)"
+    case voipd_spawn_step_cgroup_procs: return "write(cgroup.procs) joining the cgroup"
     default: return "spawn"
     }
 }

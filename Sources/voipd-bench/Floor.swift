@@ -1,26 +1,25 @@
 import Glibc
 import VoipdSystem
 
-/// The kernel's floor for the wake path: `wake_floor.c` from the shared bench directory,
-/// built with gcc into a temporary directory and run with the same settings as voipd.
-struct WakeFloor {
+/// One of the shared bench directory's floor programs, built with gcc into a temporary
+/// directory; it prints `name value unit` lines.
+struct FloorProgram {
     let binary: String
 
-    /// `gcc -O2 -Wall -o DIRECTORY/wake_floor SHARED/bench/wake_floor.c -lm`.
-    static func build(shared: String, into directory: String) throws -> WakeFloor {
-        let source = shared + "/bench/wake_floor.c"
+    /// `gcc -O2 -Wall -o DIRECTORY/NAME SHARED/bench/NAME.c -lm`.
+    static func build(_ name: String, shared: String, into directory: String) throws -> FloorProgram {
+        let source = shared + "/bench/\(name).c"
         guard access(source, R_OK) == 0 else { throw BenchError("no \(source): pass --shared PATH (the directory holding bench/)") }
-        let binary = directory + "/wake_floor"
+        let binary = directory + "/\(name)"
         let status = try runToCompletion(["gcc", "-O2", "-Wall", "-o", binary, source, "-lm"], output: 2)
         guard status == .exited(0) else { throw BenchError("gcc could not build \(source): \(status)") }
-        return WakeFloor(binary: binary)
+        return FloorProgram(binary: binary)
     }
 
-    /// Runs it (`-n children -m wakes -c cpu -s seed -q`, and `-P` when the supervisor
-    /// writes the stamps itself) and returns its `name value unit` lines as name → value.
-    func run(children: Int, wakes: Int, placement: CPUPlacement, seed: UInt64, supervisorIsPeer: Bool = false) throws -> [String: Double] {
-        let command = [binary, "-n", "\(children)", "-m", "\(wakes)", "-c", "\(placement.rawValue)", "-s", "\(seed)", "-q"]
-            + (supervisorIsPeer ? ["-P"] : [])
+    /// Runs it with `arguments` and returns its figures, name → value; a run that fails or
+    /// lacks one of the `required` figures is an error showing its output.
+    func run(_ arguments: [String], required: [String]) throws -> [String: Double] {
+        let command = [binary] + arguments
         let pipe = try makePipe()
         let readEnd = pipe.first
         let writeEnd = pipe.second
@@ -37,9 +36,26 @@ struct WakeFloor {
             let fields = line.split(separator: " ")
             if fields.count >= 2, let value = Double(fields[1]) { figures[String(fields[0])] = value }
         }
-        guard status == .exited(0), figures["wake_total_p50"] != nil, figures["wake_total_p99"] != nil else {
+        guard status == .exited(0), required.allSatisfy({ figures[$0] != nil }) else {
             throw BenchError("\(command.joined(separator: " ")) failed (\(status)):\n\(String(decoding: output, as: UTF8.self))")
         }
         return figures
+    }
+}
+
+/// The kernel's floor for the wake path: `wake_floor.c`, run with the same settings as voipd.
+struct WakeFloor {
+    let program: FloorProgram
+
+    static func build(shared: String, into directory: String) throws -> WakeFloor {
+        WakeFloor(program: try FloorProgram.build("wake_floor", shared: shared, into: directory))
+    }
+
+    /// Runs it (`-n children -m wakes -c cpu -s seed -q`, and `-P` when the supervisor
+    /// writes the stamps itself).
+    func run(children: Int, wakes: Int, placement: CPUPlacement, seed: UInt64, supervisorIsPeer: Bool = false) throws -> [String: Double] {
+        try program.run(["-n", "\(children)", "-m", "\(wakes)", "-c", "\(placement.rawValue)", "-s", "\(seed)", "-q"]
+                            + (supervisorIsPeer ? ["-P"] : []),
+                        required: ["wake_total_p50", "wake_total_p99"])
     }
 }

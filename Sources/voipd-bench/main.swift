@@ -7,8 +7,9 @@ import Glibc
 //   voipd-bench transfer [OPTIONS] a large download through the transfer agent against curl
 //   voipd-bench hibernate [OPTIONS] a stopped app paged out into zram or a swap file, and woken
 //   voipd-bench softphones [OPTIONS] unmodified baresip and linphonec: idle and in-call cost
+//   voipd-bench freeze [OPTIONS]   the cgroup freezer's thaw, freeze and confirmation against its floor
 // Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
-// `guarded-exec` starts voipd and the floor.
+// `guarded-exec` starts voipd and the floor; `freeze-child` is a child of the freeze benchmark.
 
 let usage = """
 usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
@@ -16,6 +17,7 @@ usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench transfer [OPTIONS]   (voipd-bench transfer --help for the options)
        voipd-bench hibernate [OPTIONS]  (voipd-bench hibernate --help for the options)
        voipd-bench softphones [OPTIONS] (voipd-bench softphones --help for the options)
+       voipd-bench freeze [OPTIONS]     (voipd-bench freeze --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -25,6 +27,8 @@ case "sip": exit(SIPBenchmark.main(Array(arguments.dropFirst())))
 case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
 case "hibernate": exit(HibernateBenchmark.main(Array(arguments.dropFirst())))
 case "softphones": exit(SoftphonesBenchmark.main(Array(arguments.dropFirst())))
+case "freeze": exit(FreezeBenchmark.main(Array(arguments.dropFirst())))
+case "freeze-child": exit(FreezeChild.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
 case "memory-app": exit(MemoryApp.main(Array(arguments.dropFirst())))
 case "guarded-exec": exit(GuardedExec.main(Array(arguments.dropFirst())))

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ int voipd_fcntl_getfl(int fd);
 int voipd_fcntl_setfl(int fd, int flags);
 int voipd_open(const char *path, int flags, mode_t mode);
 int voipd_prctl_set_pdeathsig(int signal);
+int voipd_prctl_set_timerslack(unsigned long nanoseconds);
 int voipd_sigchld_report_stops(int enabled);
 int voipd_signal_ignore(int signal);
 

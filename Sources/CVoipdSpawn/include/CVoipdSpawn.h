@@ -15,7 +15,22 @@ typedef struct {
     uint64_t hard;
 } voipd_spawn_limit;
 
-/// What the child does, in this order: signal dispositions to default; a new session;
+/// How the child joins the cgroup of `cgroup_fd`.
+typedef enum {
+    /// No cgroup: the child stays in the spawner's.
+    voipd_spawn_cgroup_none = 0,
+    /// `clone3` with `CLONE_INTO_CGROUP` (cgroup v2, Linux >= 5.7): the child is created in
+    /// the cgroup. Where the kernel or a seccomp filter refuses clone3 or the flag (ENOSYS,
+    /// EINVAL, E2BIG, EPERM), the child joins as with `voipd_spawn_cgroup_procs_write`
+    /// instead, and later spawns of the process go that way at once.
+    voipd_spawn_cgroup_clone_into,
+    /// The child writes "0" (itself) to the cgroup's `cgroup.procs` as its first step,
+    /// before anything else and with the spawner's credentials (cgroup v1, which has no
+    /// CLONE_INTO_CGROUP, and the fallback above).
+    voipd_spawn_cgroup_procs_write,
+} voipd_spawn_cgroup_join;
+
+/// What the child does, in this order: it joins its cgroup, if any; signal dispositions to default; a new session;
 /// descriptors into place (0, 1, 2, then 3… from `extra_fds`); resource limits; the
 /// credentials (supplementary groups, group, user, each set in full: real, effective and
 /// saved); every capability dropped when the result is not uid 0 (and the ambient ones
@@ -49,6 +64,9 @@ typedef struct {
     int umask;
     int no_new_privileges;
     int new_session;
+    /// The cgroup to start in: a directory descriptor (`O_RDONLY | O_DIRECTORY`), or -1.
+    int cgroup_fd;
+    voipd_spawn_cgroup_join cgroup_join;
 } voipd_spawn_attributes;
 
 /// Which step of the child failed.
@@ -68,6 +86,10 @@ typedef enum {
     voipd_spawn_step_chdir,
     voipd_spawn_step_close_descriptors,
     voipd_spawn_step_exec,
+    /// clone3 with CLONE_INTO_CGROUP refused the cgroup (EACCES, EBUSY, EOPNOTSUPP, EBADF…).
+    voipd_spawn_step_clone_into_cgroup,
+    /// The child could not write itself to the cgroup's `cgroup.procs`.
+    voipd_spawn_step_cgroup_procs,
 } voipd_spawn_step;
 
 typedef struct {
@@ -76,10 +98,15 @@ typedef struct {
     int error;
 } voipd_spawn_failure;
 
-/// Starts the program (clone with CLONE_VM | CLONE_VFORK | CLONE_PIDFD: the parent waits
-/// until the child has executed the program or failed). Returns a pidfd (close-on-exec) and
-/// stores the pid; or returns -1 and says which step failed with which errno (a child that
-/// failed has been reaped by then).
+/// Starts the program (clone with CLONE_VM | CLONE_VFORK | CLONE_PIDFD, or clone3 with
+/// CLONE_INTO_CGROUP as well: the parent waits until the child has executed the program or
+/// failed). Returns a pidfd (close-on-exec) and stores the pid; or returns -1 and says which
+/// step failed with which errno (a child that failed has been reaped by then).
 int voipd_spawn(const voipd_spawn_attributes *attributes, pid_t *pid, voipd_spawn_failure *failure);
+
+/// 0 while `voipd_spawn_cgroup_clone_into` creates children with clone3; otherwise the errno
+/// with which the kernel (or a seccomp filter) refused it, after which children join their
+/// cgroup by `cgroup.procs`; ENOSYS as well on an architecture this file has no clone3 for.
+int voipd_spawn_clone3_refusal(void);
 
 #endif

@@ -1,0 +1,105 @@
+import VoipdSystem
+
+/// The options of `voipd-bench freeze`.
+struct FreezeOptions {
+    var children = 100
+    var cycles = 5000
+    var placements: [CPUPlacement] = [.scheduler, .oneCPU]
+    var versions: [CgroupVersion] = [.v2]
+    var runs = 1
+    var seed: UInt64 = 1
+    var json = false
+    var shared = BenchPaths.defaultShared
+    /// Where the children's cgroups go (nil: a directory of the bench's own at the top of
+    /// the mounted hierarchy, removed at the end).
+    var cgroupDirectory: String?
+    /// FreezeConfirmation's first re-read.
+    var firstDelay = FreezeConfirmation.defaultFirstDelay
+    /// The bench's timer slack (`PR_SET_TIMERSLACK`), in ns; nil keeps the default (50 µs).
+    var timerSlack: Int?
+
+    static let usage = """
+    usage: voipd-bench freeze [--children N] [--cycles N] [--cpu C,C,...] [--cgroup-version V,V]
+                              [--runs N] [--seed S] [--json] [--shared PATH] [--cgroup-directory DIR]
+                              [--first-delay US] [--timer-slack NS]
+
+    The cgroup freezer's primitives as voipd uses them (VoipdSystem's AppCgroup), each child
+    in a cgroup of its own: a thaw until the child's read() returns, a freeze until it is
+    confirmed without blocking (a read at once, then FreezeConfirmation's re-reads on a
+    timerfd and cgroup.events' EPOLLPRI in one epoll set), against the kernel's floor
+    (SHARED/bench/freeze_floor.c, built with gcc and run in the same run with the same
+    settings). Then: confirming by the notification alone, starting a program in a cgroup
+    (clone3 with CLONE_INTO_CGROUP, cgroup.procs, none), and the SIGSTOP side's checks for
+    an unexpected resume. Needs root. (`voipd-bench wake --suspension freezer`, the whole
+    wake path through voipd, comes with the daemon's freezer.)
+
+      --children N        frozen children, one cgroup each (default 100; the floor's -n)
+      --cycles N          timed thaw/freeze cycles per configuration (default 5000; the floor's -m)
+      --cpu LIST          CPU placements (default 0,1; the floor's -c): 0 scheduler's choice,
+                          1 everything on CPU 0, 2 the bench on CPU 0, the children on CPU 1
+      --cgroup-version L  2, 1 or both (default 2; the floor's -v)
+      --runs N            alternate N runs of the floor and of ours, report the medians (default 1)
+      --seed S            random choice of the child, as the floor's -s (default 1)
+      --json              one JSON object per line
+      --shared PATH       the directory holding bench/freeze_floor.c (default: ../shared next
+                          to the package)
+      --cgroup-directory DIR   where the children's cgroups are made, v2 only (default: a
+                          directory of the bench's own at the top of the hierarchy)
+      --first-delay US    the confirmation's first timed re-read (default 50; then doubling)
+      --timer-slack NS    the bench's timer slack, PR_SET_TIMERSLACK (default: the kernel's, 50000)
+    """
+
+    static func parse(_ arguments: [String]) throws -> FreezeOptions {
+        var options = FreezeOptions()
+        var iterator = arguments.makeIterator()
+        func value(_ flag: String) throws -> String {
+            guard let next = iterator.next() else { throw WakeOptions.UsageError(description: "\(flag) needs a value") }
+            return next
+        }
+        func number(_ flag: String, _ range: ClosedRange<Int>) throws -> Int {
+            let text = try value(flag)
+            guard let n = Int(text), range.contains(n) else { throw WakeOptions.UsageError(description: "\(flag) needs a number in \(range), not \(text)") }
+            return n
+        }
+        func list(_ flag: String) throws -> [Int] {
+            let text = try value(flag)
+            let numbers = text.split(separator: ",").compactMap { Int($0) }
+            guard !numbers.isEmpty, numbers.count == text.split(separator: ",").count else {
+                throw WakeOptions.UsageError(description: "\(flag) needs comma-separated numbers, not \(text)")
+            }
+            return numbers
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--children": options.children = try number(argument, 1...2000)
+            case "--cycles": options.cycles = try number(argument, 1...1_000_000)
+            case "--cpu":
+                options.placements = try list(argument).map { mode in
+                    guard let placement = CPUPlacement(rawValue: mode) else { throw WakeOptions.UsageError(description: "--cpu: 0, 1 or 2, not \(mode)") }
+                    return placement
+                }
+            case "--cgroup-version":
+                options.versions = try list(argument).map { number in
+                    switch number {
+                    case 2: return .v2
+                    case 1: return .v1
+                    default: throw WakeOptions.UsageError(description: "--cgroup-version: 2 or 1, not \(number)")
+                    }
+                }
+            case "--runs": options.runs = try number(argument, 1...100)
+            case "--seed":
+                let text = try value(argument)
+                guard let seed = UInt64(text) else { throw WakeOptions.UsageError(description: "--seed needs a number, not \(text)") }
+                options.seed = seed
+            case "--json": options.json = true
+            case "--shared": options.shared = try value(argument)
+            case "--cgroup-directory": options.cgroupDirectory = try value(argument)
+            case "--first-delay": options.firstDelay = .microseconds(try number(argument, 1...100_000))
+            case "--timer-slack": options.timerSlack = try number(argument, 1...10_000_000)
+            case "-h", "--help": throw WakeOptions.UsageError(description: "")
+            default: throw WakeOptions.UsageError(description: "unknown argument \(argument)")
+            }
+        }
+        return options
+    }
+}

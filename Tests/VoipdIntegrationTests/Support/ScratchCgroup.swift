@@ -1,0 +1,94 @@
+import Glibc
+import VoipdSystem
+
+/// A cgroup of the test's own, `voipd-test-PID-RANDOM` at the top of a mounted hierarchy (v2,
+/// or v1's freezer), with everything made under it removed when the test is done, also when
+/// it fails (``tearDown()`` runs from `deinit` too): every cgroup in it thawed, its processes
+/// killed and waited for, then removed, deepest first.
+final class ScratchCgroup {
+    let version: CgroupVersion
+    let mount: CgroupMount
+    let path: String
+
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Why a scratch cgroup cannot be made here; nil when it can.
+    static func unavailability(_ version: CgroupVersion) -> String? {
+        guard geteuid() == 0 else { return "needs root, to make cgroups of its own" }
+        guard let mount = mount(version) else {
+            return version == .v2 ? "no cgroup2 file system is mounted" : "no cgroup v1 freezer hierarchy is mounted"
+        }
+        guard access(mount.mountPoint, W_OK) == 0 else { return "\(mount.mountPoint) is not writable" }
+        return nil
+    }
+
+    /// For `.enabled(if:)`: run when it can, and always under CI, where it then fails.
+    static func availableOrCI(_ version: CgroupVersion) -> Bool { unavailability(version) == nil || runningUnderCI }
+
+    /// The hierarchy's mount showing its root (not a bind-mounted subtree).
+    static func mount(_ version: CgroupVersion) -> CgroupMount? {
+        CgroupTables.current()?.mounts.first { $0.root == "/" && (version == .v2 ? $0.version == .v2 : $0.isV1Freezer) }
+    }
+
+    init(_ version: CgroupVersion) throws {
+        if let reason = Self.unavailability(version) { throw Unavailable(description: reason) }
+        self.version = version
+        mount = Self.mount(version)!
+        path = mount.mountPoint + "/voipd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        if mkdir(path, 0o755) != 0 { throw Errno.current("mkdir(\(path))") }
+    }
+
+    /// The path of a cgroup under this one in the hierarchy, as /proc/PID/cgroup names it.
+    func cgroupPath(of directory: String) -> String { mount.cgroupPath(of: directory)! }
+
+    deinit { tearDown() }
+
+    /// Removes the scratch cgroup and everything under it; returns what could not be removed
+    /// (empty when the test left nothing behind).
+    @discardableResult
+    func tearDown() -> [String] {
+        guard access(path, F_OK) == 0 else { return [] }
+        var leftovers: [String] = []
+        remove(path, into: &leftovers)
+        return leftovers
+    }
+
+    private func remove(_ directory: String, into leftovers: inout [String]) {
+        for entry in directoryEntries(directory) where entry.isDirectory {
+            remove(directory + "/" + entry.name, into: &leftovers)
+        }
+        empty(directory)
+        if rmdir(directory) != 0 { leftovers.append("\(directory): \(Errno.current("rmdir"))") }
+    }
+
+    /// Thaws the cgroup, then kills its processes and waits for each to end, round after
+    /// round while new ones appear (a process forking as it was killed).
+    private func empty(_ directory: String) {
+        if let control = try? openFile(directory + (version == .v2 ? "/cgroup.freeze" : "/freezer.state"), flags: O_WRONLY) {
+            try? control.writeAll(Array((version == .v2 ? "0" : "THAWED").utf8))
+        }
+        for _ in 0..<50 {
+            let pids = (ProcFS.read(directory + "/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+            if pids.isEmpty { return }
+            let processes = pids.compactMap { try? ProcessHandle(pid: $0) }
+            processes.forEach { try? $0.pidfd.send(SIGKILL) }
+            let deadline = Deadline(.seconds(10))
+            for process in processes {
+                _ = waitReadable(process.pidfd.descriptor.rawValue, deadline)
+                // A child of this process is reaped; another's is its parent's business.
+                _ = try? process.pidfd.reapIfExited()
+            }
+        }
+    }
+}
+
+/// A pidfd in a class, to be kept in arrays.
+final class ProcessHandle {
+    let pidfd: PidFd
+
+    init(pid: pid_t) throws { pidfd = try PidFd(pid: pid) }
+
+    init(_ pidfd: consuming PidFd) { self.pidfd = pidfd }
+}
