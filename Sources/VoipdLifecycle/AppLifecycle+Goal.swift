@@ -40,7 +40,8 @@ extension AppLifecycle {
             return .enterForeground(resuming: false)
         case (.suspending, .foreground), (.suspended, .foreground):
             return .enterForeground(resuming: true)
-        case (.background(_, let wakeUnhandled), .background) where running.openTasks.isEmpty && !wakeUnhandled && !policy.runsInBackground:
+        case (.background(_, let wakeUnhandled), .background)
+            where running.openTasks.isEmpty && !wakeUnhandled && !policy.runsInBackground && !policy.suspendsWhenQuiet:
             return .suspend
         default:
             return nil

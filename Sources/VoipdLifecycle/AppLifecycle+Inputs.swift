@@ -28,6 +28,7 @@ extension AppLifecycle {
         case .screenLocked: screenLocked(&turn)
         case .screenUnlocked: locked = false
         case .heldSocketsChanged(let count): heldSocketsChanged(count, &turn)
+        case .quietMeasured: quietMeasured(&turn)
         case .policyChanged(let policy): policyChanged(policy)
         case .shutdown: shutdown(&turn)
         }
@@ -252,6 +253,12 @@ extension AppLifecycle {
         if !phase.isAlive { turn.emit(relaunchesOnData ? .armSockets : .disarmSockets) }
     }
 
+    private mutating func quietMeasured(_ turn: inout Turn) {
+        guard policy.suspendsWhenQuiet, mayEndWake else { return }
+        running.phase.wakeHandled()
+        endWake(reason: "quiet", &turn)
+    }
+
     /// The settling that follows applies the new policy: an app that may no longer run in
     /// the background is suspended now, not at whatever input comes next (found by
     /// Tests/Fuzz: a refused request suspended it).
@@ -289,21 +296,9 @@ extension AppLifecycle {
         case .wakeBudget:
             guard phase.isAlive else { return }
             running.phase.wakeHandled()
-            guard phase == .background, goal == .background, openTasks.isEmpty, pendingTermination == nil,
-                  !policy.runsInBackground, !running.shuttingDown else { return }
-            // The wake is over. A stopped app cannot acknowledge what it was sent: an event
-            // left in flight or queued would hold back its next wake and its return to the
-            // foreground. An app that exits on suspend is not stopped and still can:
-            // willTerminate waits behind the event in flight, under the termination's overall
-            // deadline, rather than be sent while another is unanswered (found by Tests/Fuzz).
-            if !policy.exitsOnSuspend {
-                if inFlight != nil {
-                    running.link = .connected(inFlight: nil)
-                    turn.emit(.cancelTimer(.acknowledgement))
-                }
-                running.outbox.removeAll()
-            }
-            suspendNow(reason: "wake budget of \(timings.wakeBudget.seconds) s spent", &turn)
+            // A program that cannot say it has finished runs until it is measured quiet.
+            guard mayEndWake, !policy.suspendsWhenQuiet else { return }
+            endWake(reason: "wake budget of \(timings.wakeBudget.seconds) s spent", &turn)
         case .taskExpirationWarning:
             guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }
             enqueue(.backgroundTaskWillExpire, reason: "background-task budget ends in \(timings.expirationWarning.seconds) s")
@@ -334,5 +329,27 @@ extension AppLifecycle {
             guard phase.isAlive else { return }
             kill(pendingTermination ?? TerminationReason(.terminated, "did not exit in time"), &turn)
         }
+    }
+
+    /// Whether nothing but a wake keeps the app running in the background.
+    private var mayEndWake: Bool {
+        phase == .background && goal == .background && openTasks.isEmpty && pendingTermination == nil
+            && !policy.runsInBackground && !running.shuttingDown
+    }
+
+    /// The wake is over: the app is suspended. A stopped app cannot acknowledge what it was
+    /// sent: an event left in flight or queued would hold back its next wake and its return
+    /// to the foreground. An app that exits on suspend is not stopped and still can:
+    /// willTerminate waits behind the event in flight, under the termination's overall
+    /// deadline, rather than be sent while another is unanswered (found by Tests/Fuzz).
+    private mutating func endWake(reason: String, _ turn: inout Turn) {
+        if !policy.exitsOnSuspend {
+            if inFlight != nil {
+                running.link = .connected(inFlight: nil)
+                turn.emit(.cancelTimer(.acknowledgement))
+            }
+            running.outbox.removeAll()
+        }
+        suspendNow(reason: reason, &turn)
     }
 }

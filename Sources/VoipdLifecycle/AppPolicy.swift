@@ -14,14 +14,34 @@ public struct AppPolicy: Equatable, Sendable, Codable {
     /// Whether a launched process is expected to connect and acknowledge events. An app
     /// that does not is suspended and resumed without being told.
     public var speaksProtocol = true
+    /// A program adopted without its cooperation: it cannot say when it has finished, so in
+    /// the background it is suspended only once its supervisor has measured it quiet
+    /// (``LifecycleInput/quietMeasured``), not on entering the background nor at the end of a
+    /// wake budget. A call (an audio thread) keeps it running for as long as it lasts.
+    public var suspendsWhenQuiet = false
 
     public init(exitsOnSuspend: Bool = false, canLaunch: Bool = false, relaunchOnData: Bool = true,
-                runsInBackground: Bool = false, speaksProtocol: Bool = true) {
+                runsInBackground: Bool = false, speaksProtocol: Bool = true, suspendsWhenQuiet: Bool = false) {
         self.exitsOnSuspend = exitsOnSuspend
         self.canLaunch = canLaunch
         self.relaunchOnData = relaunchOnData
         self.runsInBackground = runsInBackground
         self.speaksProtocol = speaksProtocol
+        self.suspendsWhenQuiet = suspendsWhenQuiet
+    }
+
+    /// A missing field takes its default: state files and upgrade snapshots written before
+    /// a field existed still load.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = AppPolicy()
+        func value(_ key: CodingKeys, _ fallback: Bool) throws -> Bool { try values.decodeIfPresent(Bool.self, forKey: key) ?? fallback }
+        exitsOnSuspend = try value(.exitsOnSuspend, defaults.exitsOnSuspend)
+        canLaunch = try value(.canLaunch, defaults.canLaunch)
+        relaunchOnData = try value(.relaunchOnData, defaults.relaunchOnData)
+        runsInBackground = try value(.runsInBackground, defaults.runsInBackground)
+        speaksProtocol = try value(.speaksProtocol, defaults.speaksProtocol)
+        suspendsWhenQuiet = try value(.suspendsWhenQuiet, defaults.suspendsWhenQuiet)
     }
 }
 

@@ -77,6 +77,10 @@ public enum LifecycleInput: Equatable, Sendable {
     case screenUnlocked
     /// How many VoIP sockets are held for the app now.
     case heldSocketsChanged(Int)
+    /// Its supervisor measured the process quiet: nothing unread on its VoIP sockets and its
+    /// threads below the activity threshold for a whole window. An app that suspends when
+    /// quiet, in the background with nothing else keeping it running, is suspended.
+    case quietMeasured
     /// The app's policy was replaced: launched again with other options, or its manifest
     /// reloaded. What it no longer allows takes effect at once.
     case policyChanged(AppPolicy)

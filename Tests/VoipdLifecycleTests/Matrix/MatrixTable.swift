@@ -245,6 +245,10 @@ enum LifecycleMatrix {
             active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .nothing,
             terminated: .stay([.disarm])),
+        // Only an adopted program waits to be measured quiet; these apps are not adopted.
+        row(.quietMeasured,
+            notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .nothing, suspended: .nothing, terminated: .nothing),
         row(.heldSocketsChanged(2),
             notRunning: .stay([.arm]),
             active: .nothing, inactive: .nothing, background: .nothing,

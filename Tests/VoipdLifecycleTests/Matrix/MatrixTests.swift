@@ -29,7 +29,7 @@ struct MatrixTests {
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
-            "heldSocketsChanged", "policyChanged", "shutdown",
+            "heldSocketsChanged", "quietMeasured", "policyChanged", "shutdown",
         ]
         #expect(named == all)
         let timers = Set(LifecycleMatrix.rows.compactMap { row -> LifecycleTimer? in
@@ -66,6 +66,7 @@ struct MatrixTests {
         case .screenLocked: return "screenLocked"
         case .screenUnlocked: return "screenUnlocked"
         case .heldSocketsChanged: return "heldSocketsChanged"
+        case .quietMeasured: return "quietMeasured"
         case .policyChanged: return "policyChanged"
         case .shutdown: return "shutdown"
         }

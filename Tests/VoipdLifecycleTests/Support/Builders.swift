@@ -32,6 +32,7 @@ extension Driver {
             driver.enterBackground(sourceLocation: sourceLocation)
         case .suspending:
             driver.enterBackground(sourceLocation: sourceLocation)
+            if policy.suspendsWhenQuiet { driver.feed(.quietMeasured, sourceLocation: sourceLocation) }
         case .suspended:
             driver.suspend(sourceLocation: sourceLocation)
         case .terminated:
@@ -67,6 +68,7 @@ extension Driver {
     /// Sent to the background and stopped, the stop confirmed.
     mutating func suspend(sourceLocation: SourceLocation = #_sourceLocation) {
         enterBackground(sourceLocation: sourceLocation)
+        if app.policy.suspendsWhenQuiet { feed(.quietMeasured, sourceLocation: sourceLocation) }
         #expect(phase == .suspending, sourceLocation: sourceLocation)
         feed(.stopConfirmed, sourceLocation: sourceLocation)
     }

@@ -66,4 +66,6 @@ extension AppPolicy {
     static let voipApp = AppPolicy(canLaunch: true)
     /// A program that never connects: suspended and resumed without being told.
     static let silentApp = AppPolicy(canLaunch: true, speaksProtocol: false)
+    /// An unmodified program voipd adopted: silent, and suspended only once measured quiet.
+    static let adoptedApp = AppPolicy(canLaunch: true, speaksProtocol: false, suspendsWhenQuiet: true)
 }

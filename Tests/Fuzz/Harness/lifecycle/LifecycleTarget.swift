@@ -28,7 +28,7 @@ enum FuzzTarget {
 
     static func policy(_ bits: UInt8) -> AppPolicy {
         AppPolicy(exitsOnSuspend: bits & 1 != 0, canLaunch: bits & 2 != 0, relaunchOnData: bits & 4 != 0,
-                  runsInBackground: bits & 8 != 0, speaksProtocol: bits & 16 == 0)
+                  runsInBackground: bits & 8 != 0, speaksProtocol: bits & 16 == 0, suspendsWhenQuiet: bits & 32 != 0)
     }
 
     /// Durations a configuration may give (zero included), small and large.
@@ -123,6 +123,7 @@ struct LifecycleRun {
         case 26: upgrade()
         case 27: feed(.policyChanged(FuzzTarget.policy(argument)))
         case 28: feed(.hibernateRequested)
+        case 29: feed(.quietMeasured)
         default: fireEarliestTimer()
         }
     }
