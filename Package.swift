@@ -43,7 +43,7 @@ let package = Package(
         // "Adopted programs").
         .target(name: "VoipdAdoption", dependencies: ["VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
-        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary"]),
+        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary", "VoipdAdoption"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
         .target(name: "VoipdTransfers"),

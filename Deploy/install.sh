@@ -99,6 +99,7 @@ install -d "$dest$docdir/examples"
 install -m 0644 "$root/README.md" "$root"/docs/*.md "$dest$docdir/"
 install -m 0644 "$deploy/README.md" "$dest$docdir/DEPLOY.md"
 install -m 0644 "$deploy/apps.d/softphone.json" "$dest$docdir/examples/softphone.json"
+install -m 0644 "$deploy/apps.d/baresip.json" "$dest$docdir/examples/baresip.json"
 install -m 0644 "$deploy/sysusers.d/voip-softphone.conf" "$dest$docdir/examples/sysusers-voip-softphone.conf"
 install -m 0644 "$deploy/tmpfiles.d/voip-softphone.conf" "$dest$docdir/examples/tmpfiles-voip-softphone.conf"
 

@@ -32,15 +32,17 @@ public final class VoipdControl {
     }
 
     /// Launches a program under supervision. `output` (borrowed) receives its standard
-    /// output and error.
+    /// output and error. `adopt`: adoption rules for a program that does not speak the
+    /// protocol (voipd finds and holds its VoIP sockets itself).
     public func launch(_ arguments: [String], name: String? = nil, environment: [String] = [], workingDirectory: String? = nil,
                        background: Bool = false, waitForConnection: Bool = false, speaksProtocol: Bool = true,
-                       exitsOnSuspend: Bool = false, relaunchOnData: Bool = true, output: CInt? = nil,
+                       exitsOnSuspend: Bool = false, relaunchOnData: Bool = true, adopt: [String] = [], output: CInt? = nil,
                        timeout: Duration = .seconds(30)) throws -> AppStatus {
         let (result, _) = try live().request(.launch, {
             LaunchRequest(id: $0, name: name, arguments: arguments, environment: environment.isEmpty ? nil : environment,
                           workingDirectory: workingDirectory, background: background, waitForConnection: waitForConnection,
-                          speaksProtocol: speaksProtocol, exitsOnSuspend: exitsOnSuspend, relaunchOnData: relaunchOnData)
+                          speaksProtocol: adopt.isEmpty ? speaksProtocol : nil, exitsOnSuspend: exitsOnSuspend,
+                          relaunchOnData: relaunchOnData, adopt: adopt.isEmpty ? nil : adopt)
         }, descriptors: output.map { [$0] } ?? [], expecting: AppResult.self, timeout: timeout)
         return result.app
     }

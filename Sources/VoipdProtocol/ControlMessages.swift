@@ -23,10 +23,14 @@ public struct LaunchRequest: Codable, Sendable {
     public var exitsOnSuspend: Bool?
     /// Relaunched when data arrives on its held sockets after it died (default true).
     public var relaunchOnData: Bool?
+    /// Adoption rules (`sip`, `udp:local=*:5062`, …; docs/LIFECYCLE.md, "Adopted programs"):
+    /// voipd finds the program's VoIP sockets itself, holds copies of them, and suspends it
+    /// when it is measured quiet. Implies `speaksProtocol` false unless that is given.
+    public var adopt: [String]?
 
     public init(id: UInt64, name: String? = nil, arguments: [String]?, environment: [String]? = nil,
                 workingDirectory: String? = nil, background: Bool? = nil, waitForConnection: Bool? = nil,
-                speaksProtocol: Bool? = nil, exitsOnSuspend: Bool? = nil, relaunchOnData: Bool? = nil) {
+                speaksProtocol: Bool? = nil, exitsOnSuspend: Bool? = nil, relaunchOnData: Bool? = nil, adopt: [String]? = nil) {
         self.id = id
         self.name = name
         self.arguments = arguments
@@ -37,6 +41,7 @@ public struct LaunchRequest: Codable, Sendable {
         self.speaksProtocol = speaksProtocol
         self.exitsOnSuspend = exitsOnSuspend
         self.relaunchOnData = relaunchOnData
+        self.adopt = adopt
     }
 }
 

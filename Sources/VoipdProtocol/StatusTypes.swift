@@ -45,6 +45,36 @@ public struct AppStatus: Codable, Sendable, Equatable {
         self.since = since
         self.arguments = arguments
     }
+
+    /// For an adopted program: its rules, the sockets voipd holds for it and what it last
+    /// measured (nil for other apps).
+    public var adoption: AdoptionStatus?
+}
+
+/// An adopted program as `status` reports it: nothing about it fails silently.
+public struct AdoptionStatus: Codable, Sendable, Equatable {
+    /// The adoption rules, as given.
+    public var rules: [String]
+    /// The sockets the last look adopted, each with the rule that took it and why.
+    public var adopted: [String]
+    /// How many of the program's TCP and UDP sockets no rule took.
+    public var ignored: Int
+    /// Wall-clock time of the last look (nil: none yet; it looks when it is backgrounded).
+    public var lastLook: Double?
+    /// What the last look could not do (no socket matched, a limit reached, a process whose
+    /// descriptors could not be read, a copy refused), or nil when all went well.
+    public var warning: String?
+    /// The quiet detector's last verdict while it ran in the background.
+    public var activity: String?
+
+    public init(rules: [String], adopted: [String], ignored: Int, lastLook: Double?, warning: String?, activity: String?) {
+        self.rules = rules
+        self.adopted = adopted
+        self.ignored = ignored
+        self.lastLook = lastLook
+        self.warning = warning
+        self.activity = activity
+    }
 }
 
 /// One held VoIP socket as `sockets` reports it.

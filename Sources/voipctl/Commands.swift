@@ -58,6 +58,7 @@ struct Commands {
         let environment = arguments.repeatedOption("--env")
         let directory = arguments.option("--cwd")
         let noProtocol = arguments.flag("--no-protocol")
+        let adopt = arguments.repeatedOption("--adopt")
         let exitsOnSuspend = arguments.flag("--exits-on-suspend")
         let noRelaunch = arguments.flag("--no-relaunch")
         let rest = arguments.operands
@@ -79,7 +80,7 @@ struct Commands {
         }
         let app = try control().launch(command, name: name, environment: environment, workingDirectory: directory,
                                        background: background, waitForConnection: wait, speaksProtocol: !noProtocol,
-                                       exitsOnSuspend: exitsOnSuspend, relaunchOnData: !noRelaunch, output: output?.rawValue)
+                                       exitsOnSuspend: exitsOnSuspend, relaunchOnData: !noRelaunch, adopt: adopt, output: output?.rawValue)
         write(json ? Output.json(AppResult(app: app)) : app.name)
         return .ok
     }

@@ -30,7 +30,19 @@ enum Output {
         table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "CONNECTED", "REASON"], apps.map { app in
             [app.name, app.pid.map(String.init) ?? "-", app.state.rawValue, "\(app.voipSockets)", "\(app.wakes)",
              app.connected ? "yes" : "no", app.terminationReason?.description ?? ""]
-        })
+        }) + apps.compactMap(adoption).joined()
+    }
+
+    /// The lines of an adopted program under the table: its rules, what was adopted, warnings.
+    private static func adoption(_ app: AppStatus) -> String? {
+        guard let adoption = app.adoption else { return nil }
+        var lines = ["\n\(app.name): adopts \(adoption.rules.joined(separator: ", ")); " + (adoption.lastLook == nil
+            ? "not looked yet (it looks when the program is backgrounded)"
+            : "\(adoption.adopted.count) socket\(adoption.adopted.count == 1 ? "" : "s") held, \(adoption.ignored) ignored")]
+        lines += adoption.adopted.map { "  \($0)" }
+        if let activity = adoption.activity { lines.append("  activity: \(activity)") }
+        if let warning = adoption.warning { lines.append("  warning: \(warning)") }
+        return lines.joined(separator: "\n")
     }
 
     static func sockets(_ sockets: [HeldSocketStatus]) -> String {

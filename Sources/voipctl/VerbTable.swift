@@ -127,6 +127,8 @@ enum VerbTable {
                 OptionSpec("--env", value: ("KEY=VALUE", .text), repeatable: true, "add to the app's environment (repeatable)"),
                 OptionSpec("--cwd", value: ("DIR", .directory), "working directory"),
                 OptionSpec("--no-protocol", "the program does not talk to voipd: suspend and resume it silently"),
+                OptionSpec("--adopt", value: ("RULE", .text), repeatable: true,
+                           "adopt the program's VoIP sockets that RULE takes (sip, udp:local=*:5062…; repeatable); implies --no-protocol"),
                 OptionSpec("--exits-on-suspend", "terminate it instead of suspending it (UIApplicationExitsOnSuspend)"),
                 OptionSpec("--no-relaunch", "do not relaunch it when data arrives after it died"),
             ], operands: .manifestOrCommand, summary: "start a command or a manifest's app",

@@ -74,11 +74,19 @@ struct DeployTests {
         #expect(checked.status == 0, "\(checked.output)")
     }
 
-    @Test("Deploy/apps.d/softphone.json sets every manifest key and passes voipd --check-config (its user replaced by one that exists here)")
-    func exampleManifest() throws {
-        let manifest = try Self.object(Self.deploy + "/apps.d/softphone.json")
-        #expect(manifest.keys.sorted() == (try Self.knownKeys(manifest: #"{"command": "x", "zzz": 1}"#)))
-        #expect(manifest["command"] as? String == "/usr/local/bin/softphone")
+    @Test("Deploy/apps.d/softphone.json sets every manifest key but adoption's, baresip.json those, and both pass voipd --check-config (their users replaced by one that exists here)",
+          arguments: ["softphone", "baresip"])
+    func exampleManifest(_ example: String) throws {
+        let manifest = try Self.object(Self.deploy + "/apps.d/\(example).json")
+        let adoptionKeys = ["adopt", "keepAliveSeconds", "quietCPUMillisecondsPerSecond", "quietWakeupsPerSecond", "quietWindowSeconds"]
+        let known = try Self.knownKeys(manifest: #"{"command": "x", "zzz": 1}"#)
+        #expect(adoptionKeys.allSatisfy(known.contains))
+        if example == "softphone" {
+            #expect(manifest.keys.sorted() == known.filter { !adoptionKeys.contains($0) })
+            #expect(manifest["command"] as? String == "/usr/local/bin/softphone")
+        } else {
+            #expect(adoptionKeys.allSatisfy(manifest.keys.contains), "an unmodified program, adopted")
+        }
 
         // A root voipd runs it as "nobody" here; another runs it as itself.
         var local = manifest
@@ -87,7 +95,7 @@ struct DeployTests {
         let directory = try makeTemporaryDirectory("voipd-manifest")
         defer { removeTree(directory) }
         mkdir(directory + "/apps.d", 0o755)
-        try JSONSerialization.data(withJSONObject: local).write(to: URL(fileURLWithPath: directory + "/apps.d/softphone.json"))
+        try JSONSerialization.data(withJSONObject: local).write(to: URL(fileURLWithPath: directory + "/apps.d/\(example).json"))
         let checked = try runCommand([Binaries.voipd, "--config", Self.deploy + "/voipd.json", "--apps-directory", directory + "/apps.d", "--check-config"])
         #expect(checked.status == 0, "\(checked.output)")
     }

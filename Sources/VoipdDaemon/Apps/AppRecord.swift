@@ -45,6 +45,9 @@ final class AppRecord {
     /// upgrade is not measured.
     var wakeSeenAt: MonotonicInstant?
     var wakeEvent: (id: UInt64, seenAt: MonotonicInstant)?
+    /// A program adopted without its cooperation: the copies voipd holds of its sockets and
+    /// its quiet detector. Not carried: an upgrade loses it (docs/LIFECYCLE.md, "Adopted programs").
+    var adoption: AdoptedProgram?
 
     init(name: String, state: State, lifecycle: AppLifecycle) {
         self.name = name

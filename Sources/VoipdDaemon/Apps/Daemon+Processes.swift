@@ -98,13 +98,15 @@ extension Daemon {
         let command = LaunchCommand(arguments: arguments, environment: request.environment ?? [],
                                     workingDirectory: request.workingDirectory, account: account)
         let specification = LaunchSpecification(command, standardOutput: output, standardError: error)
+        let adoption = try Self.adoptionSettings(request)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
-                               speaksProtocol: request.speaksProtocol ?? true)
+                               speaksProtocol: request.speaksProtocol ?? (adoption == nil), suspendsWhenQuiet: adoption != nil)
         let isNew = apps[name] == nil
         let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: newLifecycle(policy: policy),
                                           since: wallClockSeconds())
         apps[name] = app
+        setAdoption(adoption, of: app)
         if app.lifecycle.policy != policy { _ = feed(app, .policyChanged(policy)) }
         app.launch = specification
         return (app, isNew)
@@ -186,6 +188,7 @@ extension Daemon {
         // Data it was told of but did not read is still for it: a relaunch will bring it
         // (a crash while handling a wake must not lose the call). Crash loops are throttled.
         for held in registry.sockets(of: app.name) { held.arrivedSinceReport = true }
+        releaseAdoptedSockets(of: app)
         feed(app, .processExited(end))
         if let id = app.client, let client = clients[id] {
             // The connection belonged to the dead process.

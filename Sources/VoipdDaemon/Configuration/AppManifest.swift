@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import VoipdAdoption
 import VoipdLifecycle
 
 /// One app's manifest: how to start it and what it may do. One JSON file per app in the
@@ -31,9 +32,24 @@ public struct AppManifest: Codable, Sendable, Equatable {
     /// `PR_SET_NO_NEW_PRIVS` (default true): false lets the app gain privileges through
     /// set-uid programs and file capabilities.
     public var noNewPrivileges: Bool?
+    /// Adoption rules (`["sip"]`): voipd finds and holds the program's VoIP sockets itself
+    /// and suspends it in the background once it is measured quiet. Implies
+    /// `speaksProtocol` false unless that is given.
+    public var adopt: [String]?
+    /// For an adopted program: how long it must stay below both rates to count as quiet
+    /// (default 5), and the rates: wake-ups a second (default 20) and CPU milliseconds a
+    /// second (default 20), all threads together.
+    public var quietWindowSeconds: Double?
+    public var quietWakeupsPerSecond: Double?
+    public var quietCPUMillisecondsPerSecond: Double?
+    /// For an adopted program, which cannot ask for keep-alive wakes: how often it is
+    /// resumed so that its own timers re-register (default and minimum: the keep-alive minimum).
+    public var keepAliveSeconds: Double?
 
     static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
-                                    "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges"]
+                                    "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges",
+                                    "adopt", "quietWindowSeconds", "quietWakeupsPerSecond", "quietCPUMillisecondsPerSecond",
+                                    "keepAliveSeconds"]
     static let knownBackgroundModes: Set<String> = ["voip", "audio"]
 }
 
@@ -54,6 +70,8 @@ public struct ResolvedManifest: Sendable, Equatable {
     public var launchAtStart: Bool
     /// Started with `PR_SET_NO_NEW_PRIVS`.
     public var noNewPrivileges: Bool = true
+    /// An adopted program's rules and thresholds; nil for an app that is not adopted.
+    public var adoption: AdoptionSettings?
 
     /// A user account, resolved once.
     public struct Account: Sendable, Equatable, Codable {
@@ -120,12 +138,42 @@ public enum ManifestCatalog {
             }
             account = found
         }
+        let adoption = try adoptionSettings(manifest, fail: fail)
         let policy = AppPolicy(exitsOnSuspend: manifest.exitsOnSuspend ?? false, canLaunch: true, relaunchOnData: relaunch == "onData",
-                               runsInBackground: modes.contains("audio"), speaksProtocol: manifest.speaksProtocol ?? true)
+                               runsInBackground: modes.contains("audio"), speaksProtocol: manifest.speaksProtocol ?? (adoption == nil),
+                               suspendsWhenQuiet: adoption != nil)
         return ResolvedManifest(name: name, file: path, arguments: [manifest.command] + (manifest.arguments ?? []), environment: environment,
                                 workingDirectory: manifest.workingDirectory, account: account, policy: policy,
                                 socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),
-                                launchAtStart: manifest.launchAtStart ?? false, noNewPrivileges: manifest.noNewPrivileges ?? true)
+                                launchAtStart: manifest.launchAtStart ?? false, noNewPrivileges: manifest.noNewPrivileges ?? true,
+                                adoption: adoption)
+    }
+
+    /// The adoption keys, checked: nil when `adopt` is absent or empty (and then the other
+    /// adoption keys are refused, since they would do nothing).
+    private static func adoptionSettings(_ manifest: AppManifest, fail: (String, String) -> ConfigurationError) throws(ConfigurationError) -> AdoptionSettings? {
+        let tuning: [(key: String, value: Double?, range: ClosedRange<Double>)] = [
+            ("quietWindowSeconds", manifest.quietWindowSeconds, 0.1...3600),
+            ("quietWakeupsPerSecond", manifest.quietWakeupsPerSecond, 0...100_000),
+            ("quietCPUMillisecondsPerSecond", manifest.quietCPUMillisecondsPerSecond, 0...100_000),
+            ("keepAliveSeconds", manifest.keepAliveSeconds, 1...LifecycleTimings.longest.seconds),
+        ]
+        guard let rules = manifest.adopt, !rules.isEmpty else {
+            if let given = tuning.first(where: { $0.value != nil }) { throw fail(given.key, "applies only to an adopted program (give \"adopt\")") }
+            return nil
+        }
+        for entry in tuning {
+            if let value = entry.value, !entry.range.contains(value) {
+                throw fail(entry.key, "must be \(entry.range.lowerBound)…\(entry.range.upperBound), not \(value)")
+            }
+        }
+        let policy: AdoptionPolicy
+        do { policy = try AdoptionPolicy(parsing: rules) } catch { throw fail("adopt", "\(error)") }
+        let defaults = QuietThresholds()
+        let thresholds = QuietThresholds(window: manifest.quietWindowSeconds.map { .seconds($0) } ?? defaults.window,
+                                         wakeupsPerSecond: manifest.quietWakeupsPerSecond ?? defaults.wakeupsPerSecond,
+                                         cpuPerSecond: manifest.quietCPUMillisecondsPerSecond.map { .milliseconds($0) } ?? defaults.cpuPerSecond)
+        return AdoptionSettings(policy: policy, thresholds: thresholds, keepAlive: manifest.keepAliveSeconds.map { .seconds($0) })
     }
 
     /// A user by name or uid (getpwnam_r / getpwuid_r).

@@ -39,6 +39,7 @@ extension Daemon {
                                                    lifecycle: newLifecycle(policy: manifest.policy),
                                                    since: wallClockSeconds())
         apps[manifest.name] = app
+        setAdoption(manifest.adoption, of: app)
         if app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         app.launch = LaunchSpecification(LaunchCommand(arguments: manifest.arguments, environment: manifest.environment,
                                                        workingDirectory: manifest.workingDirectory, account: manifest.account))

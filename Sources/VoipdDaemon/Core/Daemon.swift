@@ -20,6 +20,8 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case resumeAccepting
     /// Close a connection that has made no request (and is no app or follower) for too long.
     case helloTimeout(UInt64)
+    /// Sample an adopted program's activity (and look at its sockets) while it runs in the background.
+    case adoption(String)
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
@@ -265,6 +267,8 @@ public final class Daemon {
                 resumeAccepting()
             case .helloTimeout(let id):
                 helloTimeoutFired(id)
+            case .adoption(let name):
+                if let app = apps[name] { adoptionTimerFired(app) }
             }
         }
     }
@@ -318,6 +322,7 @@ public final class Daemon {
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
         perform(outcome.actions, for: app, resumed: resumed)
         noteStopAwaited(app)
+        noteAdoption(app)
         return outcome
     }
 

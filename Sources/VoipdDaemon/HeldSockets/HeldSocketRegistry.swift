@@ -9,6 +9,8 @@ enum HeldSocketOrigin: String, Codable {
     case registered
     /// Taken over from an earlier voipd (systemd's fd store or an in-place upgrade).
     case inherited
+    /// A copy voipd took itself of an adopted program's socket (`pidfd_getfd`).
+    case adopted
 }
 
 /// A VoIP socket voipd holds for an app: never reclaimed, kept until the app unregisters it.

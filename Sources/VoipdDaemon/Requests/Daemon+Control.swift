@@ -18,7 +18,7 @@ extension Daemon {
 
     func status(of app: AppRecord) -> AppStatus {
         let lifecycle = app.lifecycle
-        return AppStatus(
+        var status = AppStatus(
             name: app.name, pid: app.process.map { Int32($0.pid) }, state: lifecycle.state,
             voipSockets: registry.count(of: app.name), wakes: lifecycle.wakeCount, connected: app.client != nil,
             uid: app.uid, launchedByVoipd: app.launch != nil, terminationReason: lifecycle.terminationReason,
@@ -26,6 +26,8 @@ extension Daemon {
             launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
             residentBytes: app.process.flatMap { ProcFS.residentBytes(of: $0.pid) }, since: app.since,
             arguments: app.launch?.arguments)
+        status.adoption = app.adoption?.status
+        return status
     }
 
     func status(_ request: AppQueryRequest, from client: ClientConnection) throws {

@@ -27,17 +27,23 @@ struct Baresip {
     /// Starts it registering `user` at 127.0.0.1:5060 over `transport` ("tcp" or "udp"),
     /// and waits for the registrar's 200 OK. `dial`: a URI to call at start instead.
     init(in network: PrivateNetwork, name: String, sipPort: UInt16, user: String, transport: String, dial: String? = nil) throws {
-        let directory = network.directory + "/" + name
-        mkdir(directory, 0o755)
         log = name + ".log"
-        let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444" : ""
-        try Self.write(Self.configuration(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
-        try Self.write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=600;answermode=auto\n", to: directory + "/accounts")
-        var arguments = [Self.binary, "-f", directory]
-        if let dial { arguments += ["-e", "/dial \(dial)"] }
+        let arguments = try Self.prepare(in: network, name: name, sipPort: sipPort, user: user, transport: transport, dial: dial)
         let null = try openFile("/dev/null", flags: O_RDONLY)
         process = try network.start(arguments, log: log) { $0.standardInput = null.rawValue }
         try waitForText(dial == nil ? "200 OK" : "Call established", in: network.directory + "/" + log, timeout: .seconds(15))
+    }
+
+    /// Writes its configuration in a directory `name` of the network's; returns its command
+    /// line (to run inside the network).
+    static func prepare(in network: PrivateNetwork, name: String, sipPort: UInt16, user: String, transport: String,
+                        dial: String? = nil, regint: Int = 600) throws -> [String] {
+        let directory = network.directory + "/" + name
+        mkdir(directory, 0o755)
+        let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444" : ""
+        try write(configuration(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
+        try write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=\(regint);answermode=auto\n", to: directory + "/accounts")
+        return [binary, "-f", directory] + (dial.map { ["-e", "/dial \($0)"] } ?? [])
     }
 
     private static func write(_ text: String, to path: String) throws {

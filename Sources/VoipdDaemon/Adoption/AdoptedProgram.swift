@@ -1,0 +1,63 @@
+import VoipdAdoption
+import VoipdProtocol
+import VoipdVocabulary
+
+/// How a program is adopted: from its manifest (`adopt`, `quiet`, `keepAliveSeconds`) or
+/// from `voipctl launch --adopt RULE`.
+public struct AdoptionSettings: Sendable, Equatable {
+    public var policy: AdoptionPolicy
+    public var thresholds: QuietThresholds
+    /// How often it is resumed so that its own timers (re-registration) run; nil: the
+    /// keep-alive minimum. Never less than the minimum.
+    public var keepAlive: Duration?
+
+    public init(policy: AdoptionPolicy, thresholds: QuietThresholds = QuietThresholds(), keepAlive: Duration? = nil) {
+        self.policy = policy
+        self.thresholds = thresholds
+        self.keepAlive = keepAlive
+    }
+}
+
+/// What voipd knows of one adopted program: the copies it holds of the program's VoIP
+/// sockets, what its last look found, and the quiet detector fed while it runs in the
+/// background. Lives with the app's record; a relaunched process starts from nothing.
+final class AdoptedProgram {
+    let settings: AdoptionSettings
+    var detector: QuietDetector
+    /// The held copies by socket inode, and their names in the registry.
+    var held: [UInt64: String] = [:]
+    /// The last look's decisions.
+    var report: AdoptionReport?
+    /// Wall-clock time of the last look.
+    var lastLook: Double?
+    /// What the last look could not do, or nil.
+    var warning: String?
+    /// The detector's last verdict.
+    var verdict: QuietVerdict?
+    /// Sampled now: running in the background (set after each batch of lifecycle actions).
+    var sampling = false
+    /// The program ran since the last look (launched, woken): look before the next sample.
+    var lookOwed = true
+
+    init(settings: AdoptionSettings) {
+        self.settings = settings
+        detector = QuietDetector(thresholds: settings.thresholds)
+    }
+
+    /// How often to sample while it runs in the background: once a second, or five times a
+    /// window when the window is shorter than five seconds.
+    var sampleInterval: Duration { min(.seconds(1), settings.thresholds.window / 5) }
+
+    /// At most this many adopted sockets are listed in a status (each line can be long).
+    static let listedInStatus = 16
+
+    var status: AdoptionStatus {
+        let adopted = report?.adopted ?? []
+        var lines = adopted.prefix(Self.listedInStatus).map { decision in
+            "\(decision.socket) (\(decision.rule ?? "?")\(held[decision.socket.inode] == nil ? ", not held" : ""))"
+        }
+        if adopted.count > Self.listedInStatus { lines.append("… and \(adopted.count - Self.listedInStatus) more") }
+        return AdoptionStatus(rules: settings.policy.rules.map(\.description), adopted: lines, ignored: report?.ignored.count ?? 0,
+                              lastLook: lastLook, warning: warning, activity: verdict?.description)
+    }
+}

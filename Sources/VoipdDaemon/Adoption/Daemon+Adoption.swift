@@ -1,0 +1,180 @@
+import Glibc
+import VoipdAdoption
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+import VoipdVocabulary
+
+/// Programs adopted without their cooperation (issue 15; docs/LIFECYCLE.md, "Adopted
+/// programs"): voipd finds their VoIP sockets itself, holds copies of them like registered
+/// ones, and, since such a program cannot say when it is done, suspends it in the background
+/// only once it has measured it quiet.
+extension Daemon {
+    /// Adoption settings from a launch request: none without rules; a bad rule is the
+    /// request's error.
+    static func adoptionSettings(_ request: LaunchRequest) throws(ProtocolError) -> AdoptionSettings? {
+        guard let rules = request.adopt, !rules.isEmpty else { return nil }
+        guard rules.count <= 64 else { throw ProtocolError(.badRequest, "\(rules.count) adoption rules; at most 64") }
+        do {
+            return AdoptionSettings(policy: try AdoptionPolicy(parsing: rules))
+        } catch {
+            throw ProtocolError(.badRequest, "\(error)")
+        }
+    }
+
+    /// Gives an app its adoption, or takes it away. The lifecycle learns of it through the
+    /// app's policy (``AppPolicy/suspendsWhenQuiet``), which the caller sets.
+    func setAdoption(_ settings: AdoptionSettings?, of app: AppRecord) {
+        guard app.adoption?.settings != settings else { return }
+        if let old = app.adoption {
+            timers.cancel(.adoption(app.name))
+            releaseAdoptedSockets(of: app, old)
+        }
+        app.adoption = settings.map(AdoptedProgram.init(settings:))
+    }
+
+    /// After each batch of an app's lifecycle actions: sample an adopted program while it
+    /// runs in the background, and only then; look again after each time it ran (the first
+    /// sample comes in the next turn of the loop, after the wake's SIGCONT, never before it).
+    func noteAdoption(_ app: AppRecord) {
+        guard let adoption = app.adoption ?? recoveredAdoption(of: app) else { return }
+        let lifecycle = app.lifecycle
+        if lifecycle.phase.isAlive, !lifecycle.phase.isStopped, lifecycle.keepAliveInterval == nil, lifecycle.pendingTermination == nil {
+            // It cannot ask for keep-alive wakes itself: they are what lets its own timers
+            // re-register while it is suspended.
+            let minimum = configuration.timings.keepAliveMinimum
+            let interval = max(adoption.settings.keepAlive.map { $0 * configuration.timeScale } ?? minimum, minimum)
+            if interval > .zero { feedLater(app, .setKeepAlive(interval)) }
+        }
+        let sampling = lifecycle.phase == .background && lifecycle.goal == .background && app.process != nil
+        guard sampling != adoption.sampling else { return }
+        adoption.sampling = sampling
+        if sampling {
+            adoption.detector.restart()
+            adoption.lookOwed = true
+            timers.set(.adoption(app.name), deadline: now)
+        } else {
+            timers.cancel(.adoption(app.name))
+        }
+    }
+
+    static let rulesLost = "its adoption rules were lost when voipd restarted: nothing can wake it; launch it again"
+
+    /// The adoption of a program whose policy says it is adopted but whose record has none:
+    /// after an in-place upgrade or a restart, which carry the policy and not the rules. A
+    /// manifest's rules are its own again; a `launch --adopt`'s are lost, and then the program
+    /// is still measured and suspended when quiet, with a warning that nothing can wake it.
+    private func recoveredAdoption(of app: AppRecord) -> AdoptedProgram? {
+        guard app.lifecycle.policy.suspendsWhenQuiet else { return nil }
+        let settings = manifests[app.name]?.adoption ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
+        let adoption = AdoptedProgram(settings: settings)
+        app.adoption = adoption
+        if settings.policy.rules.isEmpty { noteAdoptionWarning([Self.rulesLost], of: app) }
+        return adoption
+    }
+
+    /// The sampling timer: look if the program ran since the last look, take an activity
+    /// sample, and when the detector says quiet, look once more (connections come and go)
+    /// and let the lifecycle suspend it.
+    func adoptionTimerFired(_ app: AppRecord) {
+        guard let adoption = app.adoption, adoption.sampling, let process = app.process else { return }
+        if adoption.lookOwed { look(at: app) }
+        let tree = (try? ProcessTree.below(process.pid, limit: SocketDiscoveryLimits().processes).processes) ?? [process.pid]
+        let verdict = adoption.detector.observe(ProcFS.activity(of: tree), unreadSockets: unreadAdoptedSockets(of: app))
+        adoption.verdict = verdict
+        if verdict.isQuiet {
+            look(at: app)
+            // The look reads each socket's queue in the kernel's tables: what arrived since.
+            let unread = adoption.report?.adopted.filter { $0.socket.hasUnreadData }.count ?? 0
+            if unread == 0 {
+                log.debug("\(app.name): \(verdict)")
+                feed(app, .quietMeasured)
+                return
+            }
+            adoption.verdict = .unreadData(sockets: unread)
+        }
+        timers.set(.adoption(app.name), deadline: now + adoption.sampleInterval)
+    }
+
+    /// The held copies with something unread (FIONREAD; a listener has no byte count, and
+    /// its waiting connections show in the next look instead).
+    private func unreadAdoptedSockets(of app: AppRecord) -> Int {
+        registry.sockets(of: app.name).filter { held in
+            held.origin == .adopted && held.bytesAvailable > 0
+        }.count
+    }
+
+    /// Finds the program's sockets, decides which are its VoIP sockets, takes copies of the
+    /// new ones (`pidfd_getfd`, checked to be the socket found) and lets go of those no longer
+    /// adopted or gone. Whatever it could not do is kept as a warning for `status` and logged
+    /// when it changes: nothing fails silently.
+    func look(at app: AppRecord) {
+        guard let adoption = app.adoption, let process = app.process else { return }
+        adoption.lookOwed = false
+        adoption.lastLook = wallClockSeconds()
+        var problems: [String] = []
+        defer { noteAdoptionWarning(problems, of: app) }
+        guard !adoption.settings.policy.rules.isEmpty else { return problems.append(Self.rulesLost) }
+        let discovery: SocketDiscovery
+        do {
+            discovery = try SocketDiscovery.discover(root: process.pid, transports: adoption.settings.policy.transports)
+        } catch {
+            problems.append("cannot look at its sockets: \(error)")
+            return
+        }
+        let report = adoption.settings.policy.apply(to: discovery.sockets.map(\.socket))
+        adoption.report = report
+        if let warning = report.warning { problems.append(warning) }
+        if !discovery.limitsReached.isEmpty { problems.append("looked only so far: \(discovery.limitsReached.map(\.description).joined(separator: ", "))") }
+        for (pid, error) in discovery.unreadable { problems.append("cannot read the descriptors of pid \(pid): \(error)") }
+
+        let wanted = report.adoptedInodes
+        for (inode, name) in adoption.held where !wanted.contains(inode) {
+            adoption.held[inode] = nil
+            if let held = registry.socket(app: app.name, name: name) {
+                log.info("\(app.name): no longer holding \(held.kind)")
+                release(held)
+            }
+        }
+        let quota = socketQuota(of: app.name)
+        for decision in report.adopted where adoption.held[decision.socket.inode] == nil {
+            guard let found = discovery.sockets.first(where: { $0.socket.inode == decision.socket.inode }) else { continue }
+            guard registry.count(of: app.name) < quota else {
+                problems.append("holds its quota of \(quota) VoIP sockets: \(decision.socket) and later ones not adopted")
+                break
+            }
+            let name = "adopted-\(decision.socket.inode)"
+            do {
+                let copy = try found.takeCopy(root: process.pidfd)
+                try hold(copy, app: app, name: name, kind: "\(decision.socket)", origin: .adopted)
+                adoption.held[decision.socket.inode] = name
+                log.info("\(app.name): adopted \(decision.socket) (\(decision.reasons.joined(separator: "; ")))")
+            } catch {
+                problems.append("cannot take \(decision.socket): \(error)")
+            }
+        }
+    }
+
+    private func noteAdoptionWarning(_ problems: [String], of app: AppRecord) {
+        guard let adoption = app.adoption else { return }
+        let warning = problems.isEmpty ? nil : problems.joined(separator: "; ")
+        if warning != adoption.warning, let warning { log.warning("\(app.name): \(warning)") }
+        adoption.warning = warning
+    }
+
+    /// Closes the copies of an adopted program's sockets: when its process ends (they cannot
+    /// be handed back, and a held listener or bound UDP port would make the relaunched
+    /// program's `bind` fail with `EADDRINUSE`), or when it is no longer adopted.
+    func releaseAdoptedSockets(of app: AppRecord, _ adoption: AdoptedProgram? = nil) {
+        guard let adoption = adoption ?? app.adoption else { return }
+        for name in adoption.held.values {
+            if let held = registry.socket(app: app.name, name: name) { release(held) }
+        }
+        adoption.held.removeAll()
+        adoption.report = nil
+        adoption.verdict = nil
+        adoption.sampling = false
+        adoption.lookOwed = true
+        timers.cancel(.adoption(app.name))
+    }
+}

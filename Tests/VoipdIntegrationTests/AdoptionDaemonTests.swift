@@ -1,0 +1,150 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdProtocol
+import VoipdSystem
+import VoipdVocabulary
+
+private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
+
+/// voipd adopting programs that do not speak its protocol (issue 15): it finds their VoIP
+/// sockets, holds copies, suspends them once they are measured quiet, and wakes them when
+/// something arrives.
+@Suite("voipd adopting unmodified programs", .serialized)
+struct AdoptionDaemonTests {
+    /// A Python program that reads one UDP socket and writes each datagram it gets.
+    private static let udpReader = """
+        import socket, sys
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        print("port", s.getsockname()[1], flush=True)
+        while True:
+            data = s.recv(2048)
+            print("got", data.decode(), flush=True)
+        """
+
+    /// Launches the reader adopted by its address (it picks its port itself: a fixed one
+    /// could be another engineer's); returns its port and its output file.
+    private func launchUDPReader(_ harness: DaemonHarness) throws -> (port: UInt16, output: String) {
+        let output = harness.directory + "/reader.out"
+        let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
+        _ = try harness.control.launch(["/usr/bin/python3", "-u", "-c", Self.udpReader], name: "reader",
+                                       adopt: ["udp:local=127.0.0.1:*"], output: file.rawValue)
+        try waitForText("port ", in: output)
+        let text = ProcFS.read(output) ?? ""
+        let port = try #require(text.split(separator: "\n").first.flatMap { UInt16($0.split(separator: " ").last ?? "") })
+        return (port, output)
+    }
+
+    @Test("a Python UDP reader, adopted: suspended once quiet, woken by a datagram, which it reads; suspended again; status shows the socket",
+          .timeLimit(.minutes(2)))
+    func udpReader() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let (port, output) = try launchUDPReader(harness)
+        let launched = try harness.status("reader")
+        #expect(!launched.connected && launched.adoption?.rules == ["udp:local=127.0.0.1:*"])
+
+        _ = try harness.control.command(.background, "reader")
+        try harness.waitForState("reader", .suspended)
+        let pid = try #require(try harness.status("reader").pid)
+        #expect(ProcFS.state(of: pid) == "T", "stopped")
+        let status = try harness.status("reader")
+        #expect(status.voipSockets == 1, "\(String(describing: status.adoption))")
+        #expect(status.adoption?.adopted.count == 1 && status.adoption?.adopted.first?.contains(":\(port)") == true,
+                "\(String(describing: status.adoption))")
+        #expect(status.adoption?.warning == nil, "\(String(describing: status.adoption))")
+        #expect(try harness.control.sockets("reader").first?.watching == true)
+
+        for round in 1...3 {
+            try sendDatagram("hello \(round)", toLoopbackPort: port)
+            try harness.waitForState("reader", .background)
+            try waitForText("got hello \(round)", in: output)
+            try harness.waitForState("reader", .suspended)
+            #expect(ProcFS.state(of: pid) == "T")
+        }
+        #expect(try harness.status("reader").pid == pid, "the same process throughout")
+    }
+
+    @Test("no rule matches: the program is still suspended, and status and the log say that nothing can wake it")
+    func nothingAdopted() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let output = harness.directory + "/reader.out"
+        let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
+        _ = try harness.control.launch(["/usr/bin/python3", "-u", "-c", Self.udpReader], name: "reader",
+                                       adopt: ["udp:local=*:1"], output: file.rawValue)
+        try waitForText("port ", in: output)
+        _ = try harness.control.command(.background, "reader")
+        try harness.waitForState("reader", .suspended)
+        let adoption = try #require(try harness.status("reader").adoption)
+        #expect(adoption.adopted.isEmpty && adoption.ignored == 1)
+        #expect(adoption.warning?.contains("nothing can wake") == true, "\(adoption)")
+        #expect(harness.log.contains("nothing can wake"), "logged")
+    }
+
+    @Test("a bad adoption rule fails the launch with the rule's error, and starts nothing")
+    func badRule() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        #expect(throws: VoipdError.self) {
+            _ = try harness.control.launch(["/bin/sleep", "60"], name: "bad", adopt: ["udp:local=example.org:5060"])
+        }
+        #expect(try harness.control.status().isEmpty)
+    }
+
+    @Test("baresip registered to Kamailio, adopted with sip and suspended, rings when called: it is woken, its auto-answer answers, and it is suspended again after the call",
+          .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")),
+          .timeLimit(.minutes(3)), arguments: ["tcp", "udp"])
+    func baresipRings(_ transport: String) throws {
+        let network = try PrivateNetwork()
+        defer { network.stop() }
+        try NamespacedKamailio.start(in: network, port: 5060)
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let log = network.directory + "/alice.log"
+        let output = try openFile(log, flags: O_WRONLY | O_CREAT | O_APPEND)
+        let command = try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: transport)
+        _ = try harness.control.launch(network.entering(command), name: "alice", adopt: ["sip"], output: output.rawValue)
+        try waitForText("200 OK", in: log, timeout: .seconds(15))
+
+        _ = try harness.control.command(.background, "alice")
+        try harness.waitForState("alice", .suspended)
+        let pid = try #require(try harness.status("alice").pid)
+        #expect(ProcFS.state(of: pid) == "T")
+        let adoption = try #require(try harness.status("alice").adoption)
+        #expect(adoption.warning == nil && !adoption.adopted.isEmpty, "\(adoption)")
+        if transport == "tcp" {
+            #expect(adoption.adopted.contains { $0.contains("→ 127.0.0.1:5060") || $0.contains("->127.0.0.1:5060") || $0.contains("127.0.0.1:5060") },
+                    "the registrar connection: \(adoption)")
+        }
+
+        // The caller's own 15 s wait for "Call established" is the test: a suspended callee
+        // that is not woken never answers.
+        let caller = try Baresip(in: network, name: "bob", sipPort: 5080, user: "bob", transport: "udp", dial: "sip:alice@127.0.0.1")
+        try harness.waitForState("alice", .background)
+        try waitForText("Call established", in: log, timeout: .seconds(10))
+        #expect(try harness.status("alice").pid == pid)
+
+        // Hung up by the caller: the callee's audio stops, it is measured quiet and stopped.
+        try caller.process.pidfd.send(SIGTERM)
+        _ = try caller.process.waitForExit(.seconds(10))
+        try harness.waitForState("alice", .suspended, timeout: .seconds(30))
+        #expect(ProcFS.state(of: pid) == "T")
+    }
+
+    private func sendDatagram(_ text: String, toLoopbackPort port: UInt16) throws {
+        let sender = try Socket.make(domain: AF_INET, type: Socket.datagramType)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let bytes = Array(text.utf8)
+        let sent = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(sender.rawValue, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard sent == bytes.count else { throw Errno.current("sendto") }
+    }
+}
