@@ -256,6 +256,9 @@ extension AppLifecycle {
     private mutating func quietMeasured(_ turn: inout Turn) {
         guard policy.suspendsWhenQuiet, mayEndWake else { return }
         running.phase.wakeHandled()
+        // Quiet, with nothing unread: it has handled what arrived before now. Only what
+        // arrives from now on may be half-handled when the stop takes hold, and wakes it.
+        turn.emit(.markSockets)
         endWake(reason: "quiet", &turn)
     }
 

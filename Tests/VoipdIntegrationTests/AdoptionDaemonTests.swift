@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import VoipClient
@@ -12,9 +13,11 @@ private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(Kam
 /// something arrives.
 @Suite("voipd adopting unmodified programs", .serialized)
 struct AdoptionDaemonTests {
-    /// A Python program that reads one UDP socket and writes each datagram it gets.
+    /// A Python program that reads one UDP socket and writes each datagram it gets (to the
+    /// file its first argument names, if any).
     private static let udpReader = """
         import socket, sys
+        if len(sys.argv) > 1: sys.stdout = open(sys.argv[1], "a", buffering=1)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("127.0.0.1", 0))
         print("port", s.getsockname()[1], flush=True)
@@ -64,6 +67,34 @@ struct AdoptionDaemonTests {
             #expect(ProcFS.state(of: pid) == "T")
         }
         #expect(try harness.status("reader").pid == pid, "the same process throughout")
+    }
+
+    @Test("adopted through its manifest, with a 1 s quiet window: suspended within about a second of going quiet, woken by a datagram; status names the rules")
+    func manifestAdoption() throws {
+        let apps = try makeTemporaryDirectory("voipd-adopt-apps")
+        defer { removeTree(apps) }
+        let output = apps + "/reader.out"
+        let manifest = """
+            {"command": "/usr/bin/python3", "arguments": ["-u", "-c", \(String(decoding: try JSONEncoder().encode(Self.udpReader), as: UTF8.self)), "\(output)"],
+             "adopt": ["udp:local=127.0.0.1:*"], "quietWindowSeconds": 1, "quietWakeupsPerSecond": 20}
+            """
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: apps + "/reader.json"))
+        _ = try openFile(output, flags: O_WRONLY | O_CREAT)
+        let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
+        defer { harness.stop() }
+        _ = try harness.control.launchManifest("reader")
+        let launched = try harness.status("reader")
+        #expect(launched.adoption?.rules == ["udp:local=127.0.0.1:*"] && !launched.connected)
+        try waitForText("port ", in: output)
+        let port = try #require((ProcFS.read(output) ?? "").split(separator: "\n").first.flatMap { UInt16($0.split(separator: " ").last ?? "") })
+        _ = try harness.control.command(.background, "reader")
+        let backgrounded = try harness.waitForState("reader", .background)
+        let suspended = try harness.waitForState("reader", .suspended)
+        #expect(suspended.time - backgrounded.time < 4, "a 1 s window, not the default 5 s")
+        try sendDatagram("hello", toLoopbackPort: port)
+        try harness.waitForState("reader", .background)
+        try waitForText("got hello", in: output)
+        try harness.waitForState("reader", .suspended)
     }
 
     @Test("no rule matches: the program is still suspended, and status and the log say that nothing can wake it")

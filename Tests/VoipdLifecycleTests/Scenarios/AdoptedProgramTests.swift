@@ -17,6 +17,8 @@ struct AdoptedProgramTests {
 
         let quiet = driver.feed(.quietMeasured, after: .seconds(5))
         #expect(quiet.steps == [.arm, .suspend])
+        #expect(quiet.actions.firstIndex(of: .markSockets).map { $0 < quiet.actions.firstIndex(of: .armSockets)! } == true,
+                "what it read while running is handled: marked before the sockets are armed")
         #expect(driver.phase == .suspending)
         driver.feed(.stopConfirmed)
         #expect(driver.app.state == .suspended)
