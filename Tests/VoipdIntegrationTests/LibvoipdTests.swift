@@ -10,6 +10,9 @@ import VoipdSystem
 /// archive carries only C with a visible API of `voipd_` functions.
 @Suite("libvoipd", .serialized)
 struct LibvoipdTests {
+    /// Why the tests of the archive `swift build` made do not run under a sanitizer.
+    static let linkedWithSanitizedLibrary: Comment = "under a sanitizer the archive is built with it too: a C app linked with it needs the sanitizer's runtime, valgrind cannot run one, and the sanitizer's symbols are visible; the normal suite runs this, and the hostile-voipd test checks libvoipd under ASan and UBSan"
+
     static let gcc = "/usr/bin/gcc"
     static let gxx = "/usr/bin/g++"
     static let valgrind = "/usr/bin/valgrind"
@@ -45,7 +48,8 @@ struct LibvoipdTests {
     }
 
     @Test("the archive holds C only: an app links it with libc alone; its visible symbols are exactly voipd.h's functions; voipd.h compiles as C99, C11 and C++11",
-          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(gxx), "needs gcc and g++ (with CI=true their absence is a failure)"))
+          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(gxx), "needs gcc and g++ (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, linkedWithSanitizedLibrary))
     func archiveAndHeader() throws {
         try #require(toolExists(Self.gcc) && toolExists(Self.gxx) && toolExists(Self.readelf))
         let directory = try makeTemporaryDirectory("voipd-libvoipd-abi")
@@ -116,7 +120,8 @@ struct LibvoipdTests {
     }
 
     @Test("a C app on libvoipd under valgrind: hello, register, background, suspended (T), woken by data, acknowledged, exits; relaunched by data, gets its socket back, suspended again; no error, leak or descriptor left",
-          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(valgrind), "needs gcc and valgrind (apt-get install valgrind; with CI=true their absence is a failure)"))
+          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(valgrind), "needs gcc and valgrind (apt-get install valgrind; with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, linkedWithSanitizedLibrary))
     func lifecycleUnderValgrind() throws {
         try #require(toolExists(Self.gcc) && toolExists(Self.valgrind))
         let directory = try makeTemporaryDirectory("voipd-libvoipd-app")
@@ -231,7 +236,8 @@ struct LibvoipdTests {
     }
 
     @Test("voipd_reconnect: after voipd stops, the app connects to the next voipd on the same path, says hello again and registers its socket again; that voipd suspends and wakes it",
-          .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"))
+          .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"),
+          .disabled(if: underSanitizer, linkedWithSanitizedLibrary))
     func reconnectAfterRestart() throws {
         try #require(toolExists(Self.gcc))
         let app = try OutlivingApp("voipd-libvoipd-reconnect", ready: "call active: 1")
@@ -254,7 +260,8 @@ struct LibvoipdTests {
     }
 
     @Test("voipd_set_reconnect: the app's dispatch reconnects by itself to the next voipd, tells supervisorUnavailable then supervisorAvailable, and restores its socket, keep-alive and background task",
-          .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"))
+          .enabled(if: toolAvailableOrCI(gcc), "needs gcc (with CI=true its absence is a failure)"),
+          .disabled(if: underSanitizer, linkedWithSanitizedLibrary))
     func automaticReconnection() throws {
         try #require(toolExists(Self.gcc))
         let app = try OutlivingApp("voipd-libvoipd-automatic", extraArguments: ["--auto-reconnect"],

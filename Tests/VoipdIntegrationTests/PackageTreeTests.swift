@@ -14,7 +14,8 @@ struct PackageTreeTests {
     static let readelf = "/usr/bin/readelf"
 
     @Test("install.sh lays out programs, units, configuration, manual, completions, header, libvoipd.so.1, libvoipd.a and voipd.pc; an app built with pkg-config against the tree links libvoipd.so.1 and runs under voipd",
-          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(pkgConfig), "needs gcc and pkg-config (with CI=true their absence is a failure)"))
+          .enabled(if: toolAvailableOrCI(gcc) && toolAvailableOrCI(pkgConfig), "needs gcc and pkg-config (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, LibvoipdTests.linkedWithSanitizedLibrary))
     func installedTree() throws {
         try #require(toolExists(Self.gcc) && toolExists(Self.pkgConfig) && toolExists(Self.readelf))
         let directory = try makeTemporaryDirectory("voipd-package-tree")
