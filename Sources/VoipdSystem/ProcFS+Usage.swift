@@ -51,9 +51,7 @@ extension ProcFS {
         var usage = ProcessUsage(cpuTime: .zero, voluntarySwitches: 0, involuntarySwitches: 0)
         var threads = 0
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             guard let thread = Int32(name) else { continue }
             let path = "/proc/\(pid)/task/\(thread)"
             // The first field of schedstat: nanoseconds on a CPU.

@@ -72,9 +72,7 @@ public enum ProcFS {
         defer { closedir(directory) }
         var result: [CInt] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             if let fd = CInt(name) { result.append(fd) }
         }
         return result.sorted()

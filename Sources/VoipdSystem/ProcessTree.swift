@@ -96,12 +96,9 @@ public struct ProcessTree: Sendable, Equatable {
         defer { closedir(directory) }
         var result: [pid_t] = []
         while let entry = readdir(directory) {
-            let value = withUnsafeBytes(of: entry.pointee.d_name) { raw -> pid_t? in
-                let name = raw.prefix(while: { $0 != 0 })
-                guard !name.isEmpty, name.allSatisfy({ (48...57).contains($0) }) else { return nil }
-                return pid_t(String(decoding: name, as: UTF8.self))
-            }
-            if let value { result.append(value) }
+            let name = DirectoryEntry.name(entry)
+            guard !name.isEmpty, name.utf8.allSatisfy({ (48...57).contains($0) }), let value = pid_t(name) else { continue }
+            result.append(value)
         }
         return result
     }

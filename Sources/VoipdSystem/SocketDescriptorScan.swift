@@ -52,9 +52,7 @@ public enum SocketDescriptorScan {
         var target = [CChar](repeating: 0, count: 64)
         var protocolName = [CChar](repeating: 0, count: 32)
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             guard let descriptor = CInt(name) else { continue }
             guard result.examined < limit else {
                 result.truncated = true

@@ -73,7 +73,7 @@ public struct ZramDevice: Sendable, Equatable {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name.hasPrefix("zram") { names.append(name) }
         }
         return names.sorted()

@@ -96,7 +96,7 @@ final class SoftphoneNamespace {
     private func removeTree(_ path: String) {
         guard let stream = opendir(path) else { return }
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             guard name != ".", name != ".." else { continue }
             if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(path + "/" + name) } else { unlink(path + "/" + name) }
         }

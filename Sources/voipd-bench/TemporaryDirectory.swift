@@ -15,7 +15,7 @@ final class TemporaryDirectory {
     deinit {
         if let directory = opendir(path) {
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = DirectoryEntry.name(entry)
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(directory)

@@ -34,7 +34,7 @@ func removeTree(_ path: String) {
     guard path.hasPrefix("/tmp/") else { return }
     if let directory = opendir(path) {
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name == "." || name == ".." { continue }
             let child = path + "/" + name
             if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }

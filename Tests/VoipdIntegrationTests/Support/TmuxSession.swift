@@ -86,7 +86,7 @@ final class TmuxSession {
         defer { closedir(directory) }
         var result: [pid_t] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if let child = pid_t(name), ProcFS.parent(of: child) == pid { result.append(child) }
         }
         return result
