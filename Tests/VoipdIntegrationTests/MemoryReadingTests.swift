@@ -54,7 +54,9 @@ struct MemoryReadingTests {
             """, swapCurrent: 2048)
         #expect(unified == CgroupMemory(hierarchy: .unified, anonymous: 10_485_760, file: 4_096_000, fileDirty: 4096, shared: 8192,
                                         swapped: 2048))
-        #expect(unified?.dirty == 10_485_760 + 8192 + 4096 + 2048)
+        // Typed: with bare literals the comparison compiled as AnyHashable's ==, whose thunk
+        // read the UInt64? from an 8-byte slot (AddressSanitizer: stack-buffer-overflow).
+        #expect(unified?.dirty == UInt64(10_485_760 + 8192 + 4096 + 2048))
         let controller = CgroupMemory.parse(stat: """
             cache 11542528
             rss 13647872
