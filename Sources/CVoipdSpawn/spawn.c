@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CVoipdSpawn.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -33,6 +34,29 @@
 // The child runs on voipd's memory: no sanitizer instrumentation, no libc function that a
 // sanitizer intercepts or that takes a lock, only syscall(2).
 #define CHILD __attribute__((no_sanitize("address", "thread", "undefined"), noinline))
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define VOIPD_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define VOIPD_THREAD_SANITIZER 1
+#endif
+
+typedef int (*clone_function)(int (*)(void *), void *, int, void *, ...);
+
+/// glibc's clone. ThreadSanitizer intercepts clone as if it were fork: its half in the child
+/// (ForkChildAfter) runs on voipd's memory under CLONE_VM, corrupts the runtime's state of
+/// the parent and fails one of its CHECKs. glibc's own clone, which the interceptor would
+/// call, leaves the child as it is without a sanitizer.
+static clone_function libc_clone(void) {
+#ifdef VOIPD_THREAD_SANITIZER
+    return (clone_function)dlsym(RTLD_NEXT, "clone");
+#else
+    return clone;
+#endif
+}
 
 typedef struct {
     const voipd_spawn_attributes *attributes;
@@ -274,6 +298,12 @@ static int means_clone3_unavailable(int error) {
 int voipd_spawn(const voipd_spawn_attributes *attributes, pid_t *pid, voipd_spawn_failure *failure) {
     failure->step = voipd_spawn_step_none;
     failure->error = 0;
+    clone_function clone_child = libc_clone();
+    if (!clone_child) {
+        failure->step = voipd_spawn_step_clone;
+        failure->error = ENOSYS;
+        return -1;
+    }
     // The child's own stack: it shares the parent's memory until it executes the program.
     const size_t stack_size = 64 * 1024;
     void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -316,7 +346,7 @@ int voipd_spawn(const voipd_spawn_attributes *attributes, pid_t *pid, voipd_spaw
         // Without clone3 (refused, or none for this architecture) the child joins its cgroup
         // by cgroup.procs: the same end, one step later, still before anything else.
         if (attributes->cgroup_join == voipd_spawn_cgroup_clone_into) context.join_by_procs = 1;
-        child = clone(spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &context, &pidfd);
+        child = clone_child(spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &context, &pidfd);
         if (child < 0) clone_error = errno;
     }
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
