@@ -239,7 +239,12 @@ struct ControlTopTests {
         #expect(try tmux.format("alternate_on") == "1")
         #expect(try tmux.format("cursor_flag") == "0")
         try tmux.sendKeys("q")
-        try tmux.waitForScreen("the shell back") { _ in try tmux.format("alternate_on") == "0" }
+        // The prompt, not only the normal screen: a line typed before bash reads again is
+        // echoed ahead of its prompt, and the line's output then shares the prompt's line
+        // ("$ exit 0"; seen under AddressSanitizer).
+        try tmux.waitForScreen("the shell's prompt again") { lines in
+            try tmux.format("alternate_on") == "0" && lines.last(where: { !$0.isEmpty }) == "$"
+        }
         try type("echo \"exit $?\"")
         try tmux.waitForScreen("exit 0") { lines in lines.contains("exit 0") }
     }
