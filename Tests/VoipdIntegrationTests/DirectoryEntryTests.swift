@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import VoipdSystem
@@ -38,5 +39,21 @@ struct DirectoryEntryTests {
         var read: Set<String> = []
         while let entry = readdir(stream) { read.insert(DirectoryEntry.name(entry)) }
         #expect(read == names.union([".", ".."]))
+    }
+
+    @Test("no Swift source of the package reads an entry's d_name array whole")
+    func noWholeArrayRead() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let pattern = "pointee." + "d_name"
+        var offenders: [String] = []
+        for folder in ["Sources", "Tests"] {
+            let base = root.appendingPathComponent(folder)
+            let files = try #require(FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil))
+            for case let file as URL in files where file.pathExtension == "swift" && file.lastPathComponent != "DirectoryEntry.swift" {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                if text.contains(pattern) { offenders.append(file.path.replacingOccurrences(of: root.path + "/", with: "")) }
+            }
+        }
+        #expect(offenders == [], "use DirectoryEntry.name(entry)")
     }
 }

@@ -76,9 +76,7 @@ public struct CgroupFreezer: Sendable, Equatable, CustomStringConvertible {
         let prefix = Self.cgroupName(forApp: "")
         while let entry = readdir(listing) {
             guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             if name.hasPrefix(prefix) && name.count > prefix.count { apps.append(String(name.dropFirst(prefix.count))) }
         }
         return apps.sorted()

@@ -62,7 +62,7 @@ func directoryEntries(_ path: String) -> [(name: String, isDirectory: Bool)] {
     defer { closedir(directory) }
     var result: [(String, Bool)] = []
     while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        let name = DirectoryEntry.name(entry)
         if name != "." && name != ".." { result.append((name, entry.pointee.d_type == UInt8(DT_DIR))) }
     }
     return result
