@@ -29,9 +29,12 @@ struct ConfigurationTests {
         deinit { removeTree(directory) }
     }
 
-    /// voipd with a socket in the directory (and no other flag: a flag would override the file).
+    /// voipd with a socket in the directory (and no other flag: a flag would override the
+    /// file); without a configuration file in `arguments`, an empty one rather than the
+    /// machine's.
     static func voipd(_ arguments: [String], _ files: Files) throws -> (status: Int32, output: String) {
-        try runCommand([Binaries.voipd, "--socket", files.directory + "/voipd.sock"] + arguments, timeout: .seconds(10))
+        let own = arguments.contains("--config") ? [] : try Binaries.ownConfiguration(in: files.directory)
+        return try runCommand([Binaries.voipd, "--socket", files.directory + "/voipd.sock"] + own + arguments, timeout: .seconds(10))
     }
 
     @Test("an invalid configuration file stops voipd with exit 78, naming the file and the key; --check-config says the same",

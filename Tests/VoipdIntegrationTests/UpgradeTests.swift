@@ -69,7 +69,8 @@ struct UpgradeTests {
         try openFile(statePath, flags: O_WRONLY | O_CREAT).writeAll(Array(state.utf8))
         let stateFile = try openFile(statePath, flags: O_RDONLY)
         let log = try openFile(directory + "/voipd.log", flags: O_WRONLY | O_CREAT)
-        let daemon = try TestProcess([Binaries.voipd, "--socket", directory + "/voipd.sock", "--no-memory-pressure-trigger", "--upgrade-from", "3"],
+        let daemon = try TestProcess([Binaries.voipd, "--socket", directory + "/voipd.sock", "--no-memory-pressure-trigger", "--upgrade-from", "3"]
+                                         + Binaries.ownConfiguration(in: directory),
                                      output: log.rawValue, extraDescriptors: [stateFile.rawValue, pidfd.descriptor.rawValue])
         #expect(try daemon.waitForExit(.seconds(20)) == .exited(1))
         let message = ProcFS.read(directory + "/voipd.log") ?? ""

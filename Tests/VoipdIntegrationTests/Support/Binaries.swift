@@ -17,6 +17,21 @@ enum Binaries {
     static var testApp: String { path("voip-test-app") }
 }
 
+extension Binaries {
+    /// Flags that keep a test's voipd to the test's `directory` rather than the machine's
+    /// configuration: an empty configuration file, and an apps directory with nothing in it.
+    /// A root voipd reads /etc/voipd/voipd.json and /etc/voipd/apps.d when they exist (voipd
+    /// installed on the machine, or the .deb that CI installs and purges while others' tests
+    /// run): it would take its state directory, limits and manifests from them, and share
+    /// the package's state file with every other voipd doing the same, each resuming the
+    /// others' apps. Later flags override these.
+    static func ownConfiguration(in directory: String, appsDirectory: Bool = true) throws -> [String] {
+        let file = directory + "/no-configuration.json"
+        try openFile(file, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array("{}\n".utf8))
+        return ["--config", file] + (appsDirectory ? ["--apps-directory", directory + "/no-apps.d"] : [])
+    }
+}
+
 func parentDirectory(_ path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return String(path[..<slash])

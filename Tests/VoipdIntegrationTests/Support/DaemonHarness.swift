@@ -33,7 +33,10 @@ final class DaemonHarness {
         try bindDatagram(notify, path: directory + "/notify.sock")
         let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         daemon = try TestProcess(
-            [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"] + arguments,
+            [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"]
+                // Not the machine's configuration; a test's own file (--config in `arguments`)
+                // cannot set appsDirectory, the flag here wins: pass --apps-directory instead.
+                + Binaries.ownConfiguration(in: directory) + arguments,
             environment: currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") }
                 + ["NOTIFY_SOCKET=\(directory)/notify.sock"] + environment,
             output: log.rawValue, adjust: adjust)

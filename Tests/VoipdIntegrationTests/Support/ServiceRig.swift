@@ -14,6 +14,8 @@ final class ServiceRig {
     let socketPath: String
     let logPath: String
     let appsDirectory: String
+    /// An empty configuration file of the rig's own (``Binaries/ownConfiguration(in:appsDirectory:)``).
+    private let configuration: [String]
     let manager: ServiceManagerStandIn
     let reports: ReportServer
     private let logFile: FileDescriptor
@@ -26,6 +28,7 @@ final class ServiceRig {
         logPath = directory + "/voipd.log"
         appsDirectory = directory + "/apps.d"
         mkdir(appsDirectory, 0o755)
+        configuration = try Binaries.ownConfiguration(in: directory, appsDirectory: false)
         manager = try ServiceManagerStandIn(path: directory + "/notify.sock")
         reports = try ReportServer(path: directory + "/report.sock")
         logFile = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
@@ -36,8 +39,8 @@ final class ServiceRig {
 
     /// voipd's command line: this directory's socket and manifests, everything logged.
     func voipd(_ extra: [String] = []) -> [String] {
-        [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--no-memory-pressure-trigger",
-         "--apps-directory", appsDirectory] + extra
+        [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--no-memory-pressure-trigger"]
+            + configuration + ["--apps-directory", appsDirectory] + extra
     }
 
     /// voipd under `systemd-socket-activate`, which binds the control socket, passes it as
