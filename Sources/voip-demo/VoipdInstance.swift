@@ -18,9 +18,15 @@ final class VoipdInstance {
         let notify = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
         try bindDatagram(notify.rawValue, path: notifyPath)
         let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+        // The demo's voipd keeps to its directory. As root, voipd reads /etc/voipd/voipd.json
+        // and /etc/voipd/apps.d when voipd is installed: their manifests, limits and state
+        // directory, whose state file is the installed voipd's, with its apps.
+        let configuration = directory + "/voipd.json"
+        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array("{}\n".utf8))
         process = try ChildProcess(
             name: "voipd",
-            arguments: [binary, "--socket", socketPath, "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"],
+            arguments: [binary, "--socket", socketPath, "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger",
+                        "--config", configuration, "--apps-directory", directory + "/apps.d"],
             environment: childEnvironment() + ["NOTIFY_SOCKET=\(notifyPath)"], output: log.rawValue)
         do {
             try Self.waitForReady(notify.rawValue, process: process, timeout: timeout)

@@ -25,7 +25,12 @@ final class DaemonUnderTest {
         let logFile = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_TRUNC)
         let environment = currentEnvironment().filter { !$0.hasPrefix("VOIPD_") && !$0.hasPrefix("NOTIFY_SOCKET=") }
             + ["NOTIFY_SOCKET=\(notifyPath)"]
-        let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning"])
+        // Its own configuration, not the machine's: as root, voipd reads /etc/voipd/voipd.json
+        // and /etc/voipd/apps.d when voipd is installed.
+        let configuration = directory + "/voipd.json"
+        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array("{}\n".utf8))
+        let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning",
+                                        "--config", configuration, "--apps-directory", directory + "/apps.d"])
         let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,
                                                 standardOutput: logFile.rawValue, standardError: logFile.rawValue))
         process = try PidFd(pid: pid)
