@@ -19,8 +19,8 @@ import Glibc
 ///   of the system to ask), a datagram read counts as arriving when it was read.
 /// - Anything else (Unix-domain sockets, listening sockets): no evidence; only what is
 ///   still unread shows.
-public struct ReceiveMark: Sendable, Equatable {
-    enum Evidence: Sendable, Equatable {
+public struct ReceiveMark: Sendable, Equatable, Codable {
+    enum Evidence: Sendable, Equatable, Codable {
         case streamBytes(UInt64)
         /// `lastRead`: the arrival time of the last datagram read (nil: none read since the
         /// kernel began keeping it). `queueWasEmpty`: nothing was waiting at the mark.

@@ -16,38 +16,54 @@ enum HeldSocketOrigin: String, Codable {
 /// A VoIP socket voipd holds for an app: never reclaimed, kept until the app unregisters it.
 /// It stays in the epoll set, edge-triggered, for as long as it is held: the kernel reports
 /// each arrival once, and `armed` says whether an arrival should wake the app.
+///
+/// An in-place upgrade carries its ``State`` over as it is (Codable), with its descriptor; a
+/// field added to `State` survives an upgrade by itself, one added beside it does not.
+@dynamicMemberLookup
 final class HeldSocket {
-    let id: UInt64
-    let app: String
-    let name: String
+    /// What voipd knows of the socket, read and written as its fields (`held.armed`).
+    struct State: Codable {
+        let id: UInt64
+        let app: String
+        let name: String
+        let kind: String
+        let origin: HeldSocketOrigin
+        let registeredAt: Double
+        /// The app is suspended (or dead and relaunchable): an arrival wakes it.
+        var armed = false
+        /// Something arrived since the app was last told about this socket, possibly while it
+        /// ran and before it went back to sleep. Checked when arming, so that no wake is lost.
+        var arrivedSinceReport = false
+        /// The kernel reported a hang-up.
+        var peerClosed = false
+        /// The app has been told of the hang-up.
+        var peerClosedReported = false
+        /// How far the socket's receiving had got when the app was last told anything: what
+        /// arrives after it wakes the app after its next stop, even if the app reads it first.
+        var mark: ReceiveMark
+    }
+
+    var state: State
     let descriptor: FileDescriptor
-    let kind: String
-    let origin: HeldSocketOrigin
-    let registeredAt: Double
     var token: UInt64 = 0
-    /// The app is suspended (or dead and relaunchable): an arrival wakes it.
-    var armed = false
-    /// Something arrived since the app was last told about this socket, possibly while it
-    /// ran and before it went back to sleep. Checked when arming, so that no wake is lost.
-    var arrivedSinceReport = false
-    /// The kernel reported a hang-up.
-    var peerClosed = false
-    /// The app has been told of the hang-up.
-    var peerClosedReported = false
-    /// How far the socket's receiving had got when the app was last told anything: what
-    /// arrives after it wakes the app after its next stop, even if the app reads it first.
-    var mark: ReceiveMark
 
     init(id: UInt64, app: String, name: String, descriptor: consuming FileDescriptor, kind: String,
          origin: HeldSocketOrigin, registeredAt: Double) {
-        self.id = id
-        self.app = app
-        self.name = name
+        state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
+                      mark: ReceiveMark.take(of: descriptor))
         self.descriptor = descriptor
-        self.kind = kind
-        self.origin = origin
-        self.registeredAt = registeredAt
-        mark = ReceiveMark.take(of: self.descriptor)
+    }
+
+    init(state: State, descriptor: consuming FileDescriptor) {
+        self.state = state
+        self.descriptor = descriptor
+    }
+
+    subscript<Value>(dynamicMember field: KeyPath<State, Value>) -> Value { state[keyPath: field] }
+
+    subscript<Value>(dynamicMember field: WritableKeyPath<State, Value>) -> Value {
+        get { state[keyPath: field] }
+        _modify { yield &state[keyPath: field] }
     }
 
     /// What the app should be told if it were woken for this socket now, or nil if there is
@@ -57,9 +73,9 @@ final class HeldSocket {
     /// half-way through handling it. A spurious wake costs little; a missed one is a missed call.
     func pendingReadiness() -> SocketReadiness? {
         let bytes = bytesAvailable
-        let newHangup = peerClosed && !peerClosedReported
-        guard newHangup || (arrivedSinceReport && bytes > 0) || mark.hasArrivedSince(on: descriptor) else { return nil }
-        return SocketReadiness(name: name, bytesAvailable: bytes, peerClosed: peerClosed)
+        let newHangup = state.peerClosed && !state.peerClosedReported
+        guard newHangup || (state.arrivedSinceReport && bytes > 0) || state.mark.hasArrivedSince(on: descriptor) else { return nil }
+        return SocketReadiness(name: state.name, bytesAvailable: bytes, peerClosed: state.peerClosed)
     }
 
     /// Bytes waiting to be read (`FIONREAD`); 0 for a socket that cannot tell (a listening one).
@@ -67,9 +83,9 @@ final class HeldSocket {
 
     /// The app is being told: what it knows now is no longer new.
     func markReported(_ readiness: SocketReadiness) {
-        arrivedSinceReport = false
-        if readiness.peerClosed { peerClosedReported = true }
-        mark = ReceiveMark.take(of: descriptor)
+        state.arrivedSinceReport = false
+        if readiness.peerClosed { state.peerClosedReported = true }
+        state.mark = ReceiveMark.take(of: descriptor)
     }
 }
 

@@ -81,12 +81,7 @@ extension Daemon {
             listener: listener.rawValue, boundControlSocket: boundControlSocket, nextClientID: nextClientID, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
-            heldSockets: registry.all.map { held in
-                DaemonSnapshot.Held(id: held.id, app: held.app, name: held.name, descriptor: held.descriptor.rawValue, kind: held.kind,
-                                    origin: held.origin, registeredAt: held.registeredAt, armed: held.armed,
-                                    arrivedSinceReport: held.arrivedSinceReport, peerClosed: held.peerClosed,
-                                    peerClosedReported: held.peerClosedReported)
-            },
+            heldSockets: registry.all.map { DaemonSnapshot.Held(descriptor: $0.descriptor.rawValue, state: $0.state) },
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
             events: events.records, metrics: metrics, followers: Array(followers),
             requester: requester,
@@ -118,13 +113,9 @@ extension Daemon {
             apps[app.name] = app
         }
         for saved in snapshot.heldSockets {
-            let held = HeldSocket(id: saved.id, app: saved.app, name: saved.name, descriptor: try adoptCarried(saved.descriptor),
-                                  kind: saved.kind, origin: saved.origin, registeredAt: saved.registeredAt)
-            held.armed = saved.armed
+            let held = HeldSocket(state: saved.state, descriptor: try adoptCarried(saved.descriptor))
             // Something may have arrived during the exec, unseen by either program.
             held.arrivedSinceReport = true
-            held.peerClosed = saved.peerClosed
-            held.peerClosedReported = saved.peerClosedReported
             held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
             registry.insert(held)
             registry.reserve(below: held.id + 1)

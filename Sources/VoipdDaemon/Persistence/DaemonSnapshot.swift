@@ -66,17 +66,8 @@ struct DaemonSnapshot: Codable {
     }
 
     struct Held: Codable {
-        var id: UInt64
-        var app: String
-        var name: String
         var descriptor: CInt
-        var kind: String
-        var origin: HeldSocketOrigin
-        var registeredAt: Double
-        var armed: Bool
-        var arrivedSinceReport: Bool
-        var peerClosed: Bool
-        var peerClosedReported: Bool
+        var state: HeldSocket.State
     }
 
     struct Timer: Codable {
