@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
-        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdSystem"]),
+        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(
             name: "VoipdIntegrationTests",

@@ -17,7 +17,7 @@ struct PendingReply: Codable, Equatable {
 @dynamicMemberLookup
 final class AppRecord {
     /// The app's own bookkeeping, read and written as the record's fields (`app.uid`).
-    struct State: Codable {
+    struct State: Codable, Equatable {
         /// The uid that owns it: only this uid or root may act on it.
         var uid: uid_t
         /// Known only by sockets a service manager gave back, with no manifest: the first

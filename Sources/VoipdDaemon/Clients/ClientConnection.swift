@@ -8,7 +8,7 @@ import VoipdVocabulary
 @dynamicMemberLookup
 final class ClientConnection {
     /// What the connection said about itself, read and written as its fields (`client.appName`).
-    struct State: Codable {
+    struct State: Codable, Equatable {
         /// The app this connection identified as.
         var appName: String?
         /// `events --follow`: the app to follow, or "" for all.

@@ -91,19 +91,10 @@ extension Daemon {
         guard codec.encodedSize(Reply(id: id, result: result)) > budget + overhead / 2 else {
             return reply(id, result, to: client)
         }
-        var chunk: [R.Item] = []
-        var size = 0
-        for item in result.items {
-            let itemSize = codec.encodedSize(item) + 1
-            if !chunk.isEmpty && size + itemSize > budget {
-                send(.reply, Reply(id: id, result: R(items: chunk), more: true), to: client)
-                chunk.removeAll()
-                size = 0
-            }
-            chunk.append(item)
-            size += itemSize
+        let chunks = replyChunks(of: result.items, budget: budget) { codec.encodedSize($0) + 1 }
+        for (index, chunk) in chunks.enumerated() {
+            send(.reply, Reply(id: id, result: R(items: chunk), more: index < chunks.count - 1), to: client)
         }
-        send(.reply, Reply(id: id, result: R(items: chunk)), to: client)
     }
 
     func sendError(_ error: ProtocolError, request: UInt64, to client: ClientConnection) {

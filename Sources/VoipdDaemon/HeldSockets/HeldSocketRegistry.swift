@@ -22,7 +22,7 @@ enum HeldSocketOrigin: String, Codable {
 @dynamicMemberLookup
 final class HeldSocket {
     /// What voipd knows of the socket, read and written as its fields (`held.armed`).
-    struct State: Codable {
+    struct State: Codable, Equatable {
         let id: UInt64
         let app: String
         let name: String

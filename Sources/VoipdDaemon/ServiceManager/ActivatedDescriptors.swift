@@ -30,8 +30,9 @@ final class ActivatedDescriptors {
     }
 
     /// Takes the descriptors from the environment, if `$LISTEN_PID` is this process; they
-    /// start at 3. Each is made close-on-exec: the service manager passes them without.
-    init(environment: [String: String]) {
+    /// start at 3 (`firstDescriptor`, for tests). Each is made close-on-exec: the service
+    /// manager passes them without.
+    init(environment: [String: String], firstDescriptor: CInt = 3) {
         guard let pid = environment["LISTEN_PID"].flatMap(pid_t.init), pid == getpid(),
               let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0 else {
             passed = DescriptorBag()
@@ -42,7 +43,7 @@ final class ActivatedDescriptors {
         let bag = DescriptorBag()
         var entries: [Entry] = []
         for index in 0..<count {
-            guard let descriptor = FileDescriptor(inherited: CInt(3 + index)) else { continue }
+            guard let descriptor = FileDescriptor(inherited: firstDescriptor + CInt(index)) else { continue }
             let isSocket = (try? Socket.kind(of: descriptor)) != nil
             entries.append(Self.entry(named: index < names.count ? names[index] : "unknown", passedAlone: count == 1) { isSocket })
             bag.append(descriptor)

@@ -1,0 +1,45 @@
+import Testing
+@testable import VoipdDaemon
+import VoipdSystem
+
+@Suite("Held-socket registry")
+struct HeldSocketRegistryTests {
+    private func socket(_ registry: HeldSocketRegistry, _ app: String, _ name: String, id: UInt64? = nil) throws -> HeldSocket {
+        let pair = try Socket.pair()
+        return HeldSocket(id: id ?? registry.makeID(), app: app, name: name, descriptor: pair.first, kind: "unix-stream",
+                          origin: .registered, registeredAt: 0)
+    }
+
+    @Test("sockets are found by id and by app and name; each app's list is by name and follows insertions and removals")
+    func lookups() throws {
+        let registry = HeldSocketRegistry()
+        for (app, name) in [("phone", "sip"), ("phone", "presence"), ("chat", "xmpp")] {
+            registry.insert(try socket(registry, app, name))
+        }
+        #expect(registry.count == 3 && registry.count(of: "phone") == 2 && registry.count(of: "none") == 0)
+        #expect(registry.sockets(of: "phone").map(\.name) == ["presence", "sip"])
+        let sip = try #require(registry.socket(app: "phone", name: "sip"))
+        #expect(registry.socket(id: sip.id) === sip)
+        registry.insert(try socket(registry, "phone", "media"))
+        #expect(registry.sockets(of: "phone").map(\.name) == ["media", "presence", "sip"])
+        #expect(registry.remove(app: "phone", name: "presence")?.name == "presence")
+        #expect(registry.remove(app: "phone", name: "presence") == nil)
+        #expect(registry.sockets(of: "phone").map(\.name) == ["media", "sip"])
+        #expect(registry.all.map { "\($0.app)/\($0.name)" } == ["chat/xmpp", "phone/media", "phone/sip"])
+        #expect(registry.remove(app: "chat", name: "xmpp") != nil)
+        #expect(registry.sockets(of: "chat").isEmpty && registry.count(of: "chat") == 0)
+    }
+
+    @Test("ids are never reused, and ids carried over by an upgrade are reserved")
+    func ids() throws {
+        let registry = HeldSocketRegistry()
+        let first = registry.makeID()
+        let second = registry.makeID()
+        #expect(second > first)
+        registry.insert(try socket(registry, "phone", "carried", id: 40))
+        registry.reserve(below: 41)
+        #expect(registry.makeID() == 41)
+        registry.reserve(below: 10)
+        #expect(registry.makeID() == 42, "a lower reservation moves nothing back")
+    }
+}
