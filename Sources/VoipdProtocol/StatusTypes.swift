@@ -24,10 +24,14 @@ public struct AppStatus: Codable, Sendable, Equatable {
     /// Wall-clock time (seconds since the epoch) of the last state change.
     public var since: Double
     public var arguments: [String]?
+    /// How voipd suspends the running process: "cgroup v2 freezer", "cgroup v1 freezer" or
+    /// "SIGSTOP"; nil while no process runs.
+    public var suspension: String?
 
     public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
                 launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,
-                launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?) {
+                launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?,
+                suspension: String? = nil) {
         self.name = name
         self.pid = pid
         self.state = state
@@ -44,6 +48,7 @@ public struct AppStatus: Codable, Sendable, Equatable {
         self.residentBytes = residentBytes
         self.since = since
         self.arguments = arguments
+        self.suspension = suspension
     }
 
     /// For an adopted program: its rules, the sockets voipd holds for it and what it last

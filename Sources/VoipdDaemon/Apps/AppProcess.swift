@@ -15,6 +15,12 @@ final class AppProcess {
     let signalsGroup: Bool
     /// Pid, start time and uid, for the state file (read once, when first needed).
     var identity: ProcessIdentity?
+    /// The app's cgroup when voipd suspends it with the cgroup freezer (``AppSuspender``).
+    var cgroup: AppCgroupBox?
+
+    /// Whether the kernel reports its stops to voipd (SIGCHLD): only a child voipd stops with
+    /// SIGSTOP; other stops are confirmed by looking.
+    var stopsAreReported: Bool { isChild && cgroup == nil }
 
     init(pidfd: consuming PidFd, isChild: Bool, signalsGroup: Bool? = nil) {
         self.pidfd = pidfd
@@ -28,6 +34,10 @@ final class AppProcess {
     /// own, and the whole group gets the signal, so helpers it started stop and die with
     /// it. A process voipd did not start gets it alone, through its pidfd.
     func send(_ signal: CInt) throws {
+        if signal == SIGKILL, let cgroup {
+            // The whole cgroup: helpers that left the process group die too.
+            return try cgroup.cgroup.killAll()
+        }
         if signalsGroup {
             // The group's id is the leader's pid, which cannot be reused while the leader is
             // voipd's unreaped child; a leader that is not voipd's child is first checked to

@@ -118,11 +118,19 @@ extension Daemon {
             throw ProtocolError(.launchFailed, "voipd does not know how to start \(app.name)")
         }
         let process: AppProcess
+        var cgroup: AppCgroupBox?
         do {
-            let request = try spawnRequest(for: app, specification)
+            var request = try spawnRequest(for: app, specification)
+            cgroup = try makeCgroup(for: app)
+            request.cgroup = try cgroup?.cgroup.spawnTarget()
             process = AppProcess(pidfd: try spawn(request), isChild: true)
+            process.cgroup = cgroup
             try watch(process, of: app)
         } catch {
+            if let cgroup {
+                // The failed child was reaped: the cgroup is empty.
+                do { try cgroup.cgroup.remove() } catch { log.warning("\(app.name): cannot remove its cgroup: \(error)") }
+            }
             feed(app, .launchFailed("\(error)"))
             let refusal = ProtocolError(systemError: error, "cannot start \(specification.arguments[0])")
             throw refusal.code == .outOfResources ? refusal : ProtocolError(.launchFailed, "cannot start \(specification.arguments[0]): \(error)")
@@ -183,6 +191,7 @@ extension Daemon {
         }
         loop.deregister(process.pidfd.descriptor, token: process.token)
         app.process = nil
+        releaseCgroup(of: process, of: app)
         notifier.removeFromStore(app: app.name, name: StoredApp.processName)
         log.info("\(app.name): pid \(process.pid) ended: \(end)")
         // Data it was told of but did not read is still for it: a relaunch will bring it

@@ -53,13 +53,17 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var stateDirectory: String?
     /// What one user or connection may cost voipd, by name (``DaemonLimits/names``).
     public var limits: [String: Double]?
+    /// How apps are suspended: "auto", "freezer" or "signal" (``SuspensionChoice``).
+    public var suspension: String?
+    /// Where the apps' cgroups go, for the cgroup freezer.
+    public var cgroupDirectory: String?
 
     public init() {}
 
     /// The keys a file may have.
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
                                            "eventHistory", "memoryPressureTrigger", "appsDirectory",
-                                           "stateDirectory", "limits"]
+                                           "stateDirectory", "limits", "suspension", "cgroupDirectory"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
@@ -146,6 +150,8 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         result.appsDirectory = other.appsDirectory ?? appsDirectory
         result.stateDirectory = other.stateDirectory ?? stateDirectory
         if let extra = other.limits { result.limits = (limits ?? [:]).merging(extra) { $1 } }
+        result.suspension = other.suspension ?? suspension
+        result.cgroupDirectory = other.cgroupDirectory ?? cgroupDirectory
         return result
     }
 
@@ -206,6 +212,16 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         if let directory = stateDirectory {
             guard directory.isEmpty || directory.hasPrefix("/") else { throw fail("stateDirectory", "must be an absolute path or \"\", not \(directory)") }
             configuration.stateDirectory = directory
+        }
+        if let suspension {
+            guard let choice = SuspensionChoice(rawValue: suspension) else {
+                throw fail("suspension", "must be \"auto\", \"freezer\" or \"signal\", not \(suspension)")
+            }
+            configuration.suspension = choice
+        }
+        if let directory = cgroupDirectory {
+            guard directory.isEmpty || directory.hasPrefix("/") else { throw fail("cgroupDirectory", "must be an absolute path or \"\", not \(directory)") }
+            configuration.cgroupDirectory = directory.isEmpty ? nil : directory
         }
         for (name, value) in (limits ?? [:]).sorted(by: { $0.key < $1.key }) {
             switch configuration.limits.setting(name, value) {

@@ -74,11 +74,16 @@ extension Daemon {
         if updated.stateDirectory != configuration.stateDirectory {
             log.warning("the state file's directory changes only when voipd restarts")
         }
+        if updated.suspension != configuration.suspension || updated.cgroupDirectory != configuration.cgroupDirectory {
+            log.warning("the suspension backend changes only when voipd restarts")
+        }
         let triggerChanged = updated.memoryPressureTrigger != configuration.memoryPressureTrigger
         var kept = updated
         kept.socketPath = configuration.socketPath
         kept.socketMode = configuration.socketMode
         kept.stateDirectory = configuration.stateDirectory
+        kept.suspension = configuration.suspension
+        kept.cgroupDirectory = configuration.cgroupDirectory
         configuration = kept
         log.level = kept.logLevel
         for app in apps.values { app.lifecycle.timings = kept.timings }

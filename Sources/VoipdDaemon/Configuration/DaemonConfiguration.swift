@@ -29,6 +29,10 @@ public struct DaemonConfiguration: Sendable {
     public var stateDirectory: String?
     /// What one user or connection may cost voipd.
     public var limits = DaemonLimits()
+    /// How apps are suspended: the cgroup freezer where voipd can use it, or signals.
+    public var suspension = SuspensionChoice.auto
+    /// Where the apps' cgroups go (nil: voipd's own cgroup when it is delegated to it).
+    public var cgroupDirectory: String?
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()
@@ -39,6 +43,16 @@ public struct DaemonConfiguration: Sendable {
         self.socketPath = socketPath
         self.timings = timings
     }
+}
+
+/// How the configuration asks voipd to suspend apps.
+public enum SuspensionChoice: String, Sendable {
+    /// The cgroup freezer where voipd can use it, SIGSTOP otherwise.
+    case auto
+    /// The cgroup freezer, or voipd does not start.
+    case freezer
+    /// SIGSTOP and SIGCONT.
+    case signal
 }
 
 /// Where a configuration came from.

@@ -39,7 +39,7 @@ public final class Daemon {
     var timers = TimerSchedule<DaemonTimer>()
     /// The deadline the timerfd is armed for, to skip re-arming it for nothing.
     var armedDeadline: MonotonicInstant?
-    let suspender: Suspender = SignalSuspender()
+    let suspender: AppSuspender
     let registry = HeldSocketRegistry()
     var apps: [String: AppRecord] = [:]
     var clients: [UInt64: ClientConnection] = [:]
@@ -113,6 +113,7 @@ public final class Daemon {
         // Descriptors are what every client costs: voipd takes all the kernel allows it.
         let descriptorLimitAtStart = try Self.raiseDescriptorLimit()
         log = Logger(level: configuration.logLevel)
+        suspender = try AppSuspender(configuration)
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)
         // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
@@ -169,6 +170,7 @@ public final class Daemon {
         takeBackProcesses(activated, recorded: recorded)
         if let recorded { takeBackRecordedApps(recorded) }
         takeBack(activated)
+        releaseUnclaimedCgroups()
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
 
@@ -398,9 +400,10 @@ public final class Daemon {
         } catch {
             return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
         }
-        if !process.isChild {
-            // The kernel tells only a parent about stops: look at /proc, soon and then less often.
-            process.stopCheckDelay = .microseconds(200)
+        if !process.stopsAreReported {
+            // The kernel tells only a parent about stops, and no one about freezes: look, at
+            // once and then less and less often (a freeze is usually done by now).
+            process.stopCheckDelay = process.cgroup == nil ? .microseconds(200) : FreezeConfirmation.defaultFirstDelay
             checkStop(app)
         }
     }
@@ -417,7 +420,7 @@ public final class Daemon {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
             feedLater(app, .stopConfirmed)
-        } else if !process.isChild {
+        } else if !process.stopsAreReported {
             timers.set(.stopCheck(app.name), deadline: now + process.stopCheckDelay)
             process.stopCheckDelay = min(process.stopCheckDelay * 2, .milliseconds(100))
         }

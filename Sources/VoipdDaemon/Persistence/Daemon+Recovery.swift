@@ -204,6 +204,7 @@ extension Daemon {
             return log.warning("\(app.name): cannot watch pid \(process.pid) again: \(error)")
         }
         app.process = process
+        attachCgroup(to: process, of: app)
         // Only a process really stopped is continued ('t', a debugger's stop, is not ours).
         // voipd stops only apps in the background: one found stopped was there.
         let wasStopped = suspender.isStopped(process)

@@ -109,6 +109,8 @@ extension Daemon {
             if let process = app.process {
                 // Level-triggered: a process that ended during the exec is seen at once.
                 try watch(process, of: app)
+                // Its cgroup's descriptors did not survive the exec: found again by the kernel's record.
+                attachCgroup(to: process, of: app)
             }
             apps[app.name] = app
         }

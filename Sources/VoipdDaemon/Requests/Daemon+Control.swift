@@ -25,7 +25,7 @@ extension Daemon {
             backgroundTasks: lifecycle.openTasks.count, keepAliveSeconds: lifecycle.keepAliveInterval.map { $0.seconds / configuration.timeScale },
             launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
             residentBytes: app.process.flatMap { ProcFS.residentBytes(of: $0.pid) }, since: app.since,
-            arguments: app.launch?.arguments)
+            arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)))
         status.adoption = app.adoption?.status
         return status
     }

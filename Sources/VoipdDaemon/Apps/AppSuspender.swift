@@ -1,0 +1,150 @@
+import Glibc
+import VoipdSystem
+
+/// An app's cgroup, in a class so that an ``AppProcess`` can hold it (``AppCgroup`` is
+/// not copyable).
+final class AppCgroupBox {
+    let cgroup: AppCgroup
+
+    init(_ cgroup: consuming AppCgroup) { self.cgroup = cgroup }
+}
+
+/// How voipd suspends its apps: each process with a cgroup of its own (``AppProcess/cgroup``)
+/// through the cgroup freezer, any other (adopted, or started while there was no freezer)
+/// with SIGSTOP and SIGCONT (docs/LIFECYCLE.md, "Suspension backends").
+struct AppSuspender: Suspender {
+    /// Where the apps' cgroups are made; nil: every app is suspended with signals.
+    let freezer: CgroupFreezer?
+    /// Why there is no freezer, when there is none.
+    let unavailability: String?
+
+    /// Chooses as the configuration says: with `auto`, the freezer where voipd can use it;
+    /// with `freezer`, the freezer or an error saying why not; with `signal`, signals.
+    init(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
+        guard configuration.suspension != .signal else {
+            freezer = nil
+            unavailability = "the configuration's suspension is \"signal\""
+            return
+        }
+        switch CgroupFreezer.detect(configuredDirectory: configuration.cgroupDirectory) {
+        case .available(let found):
+            freezer = found
+            unavailability = nil
+        case .unavailable(let reason):
+            guard configuration.suspension == .auto else {
+                throw ConfigurationError(key: "suspension", "\"freezer\", but voipd cannot use the cgroup freezer: \(reason)")
+            }
+            freezer = nil
+            unavailability = reason
+        }
+    }
+
+    var name: String {
+        if let freezer { return "\(freezer) for the apps voipd launches, SIGSTOP for the others" }
+        return "SIGSTOP (no cgroup freezer: \(unavailability ?? "not chosen"))"
+    }
+
+    /// The backend one process is suspended with, as `status` says it.
+    static func backend(of process: AppProcess) -> String {
+        process.cgroup.map { "cgroup \($0.cgroup.version.rawValue) freezer" } ?? "SIGSTOP"
+    }
+
+    func suspend(_ process: AppProcess) throws {
+        if let box = process.cgroup { try box.cgroup.freeze() } else { try SignalSuspender().suspend(process) }
+    }
+
+    func resume(_ process: AppProcess) throws {
+        if let box = process.cgroup { try box.cgroup.thaw() } else { try SignalSuspender().resume(process) }
+    }
+
+    func isStopped(_ process: AppProcess) -> Bool {
+        guard let box = process.cgroup else { return SignalSuspender().isStopped(process) }
+        do {
+            return try box.cgroup.isFrozen()
+        } catch {
+            // A cgroup that cannot be read is not known to be frozen: the stop's deadline decides.
+            return false
+        }
+    }
+}
+
+extension Daemon {
+    /// The cgroup an app's next process starts in, made (or an empty one left by an earlier
+    /// run taken over, thawed); nil when apps are suspended with signals.
+    func makeCgroup(for app: AppRecord) throws -> AppCgroupBox? {
+        guard let freezer = suspender.freezer else { return nil }
+        do {
+            return AppCgroupBox(try freezer.makeAppCgroup(for: app.name))
+        } catch Errno(EBUSY) {
+            // Processes of an earlier run are still in it (helpers of a process that ended):
+            // they go, and the launch is refused rather than mixed with them.
+            let leftover = try freezer.openAppCgroup(for: app.name)
+            try leftover.thaw()
+            try leftover.killAll()
+            throw Errno(EBUSY, call: "\(leftover.path) still had processes of an earlier run: killed; launch again")
+        }
+    }
+
+    /// A process taken over from an earlier voipd (restart or upgrade) gets its cgroup back
+    /// when the kernel says it is in its app's cgroup in voipd's directory: the kernel's
+    /// own record, which no state file can contradict.
+    func attachCgroup(to process: AppProcess, of app: AppRecord) {
+        guard process.cgroup == nil, let freezer = suspender.freezer,
+              let membership = ProcFS.read("/proc/\(process.pid)/cgroup"),
+              let tables = CgroupTables.current() else { return }
+        let path = freezer.version == .v2 ? CgroupTables.membership(membership).unified : CgroupTables.membership(membership).legacy["freezer"]
+        let mounts = tables.mounts.filter { freezer.version == .v2 ? $0.version == .v2 : $0.isV1Freezer }
+        guard let path, mounts.contains(where: { $0.directory(of: path) == freezer.directory + "/" + CgroupFreezer.cgroupName(forApp: app.name) }) else { return }
+        do {
+            process.cgroup = AppCgroupBox(try freezer.openAppCgroup(for: app.name))
+        } catch {
+            log.warning("\(app.name): pid \(process.pid) is in its cgroup, which cannot be opened: \(error); suspended with SIGSTOP")
+        }
+    }
+
+    /// After an app's process ended: whatever is left in its cgroup (helpers) is killed and
+    /// the cgroup removed; one whose processes have not ended yet is left for the next
+    /// launch, which takes it over once empty.
+    func releaseCgroup(of process: AppProcess, of app: AppRecord) {
+        guard let box = process.cgroup else { return }
+        process.cgroup = nil
+        do {
+            if try box.cgroup.isPopulated() {
+                try box.cgroup.thaw()
+                try box.cgroup.killAll()
+            }
+            try box.cgroup.remove()
+        } catch Errno(EBUSY) {
+            log.info("\(app.name): its cgroup \(box.cgroup.path) still has processes, killed; removed at its next launch")
+        } catch {
+            log.warning("\(app.name): cannot remove its cgroup \(box.cgroup.path): \(error)")
+        }
+    }
+
+    /// At start, after every app was taken back: an app cgroup that no process of an app
+    /// is in is thawed (nothing stays frozen with no one to thaw it) and removed if empty.
+    func releaseUnclaimedCgroups() {
+        guard let freezer = suspender.freezer else { return }
+        let claimed = Set(apps.values.compactMap { $0.process?.cgroup?.cgroup.path })
+        let names: [String]
+        do {
+            names = try freezer.appsWithCgroups()
+        } catch {
+            return log.warning("cannot list the app cgroups in \(freezer.directory): \(error)")
+        }
+        for name in names {
+            do {
+                let cgroup = try freezer.openAppCgroup(for: name)
+                guard !claimed.contains(cgroup.path) else { continue }
+                try cgroup.thaw()
+                if try cgroup.isPopulated() {
+                    log.notice("cgroup \(cgroup.path) has processes voipd does not know: thawed, left alone")
+                } else {
+                    try cgroup.remove()
+                }
+            } catch {
+                log.warning("cannot release the cgroup of \(name) in \(freezer.directory): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdProtocol
+import VoipdSystem
+
+/// voipd suspending a launched app with the cgroup freezer (`cgroupDirectory` naming a
+/// scratch cgroup): the app starts in its cgroup, is frozen rather than stopped, a stray
+/// SIGCONT does not resume it, data wakes it, an in-place upgrade finds its cgroup again,
+/// and its end removes the cgroup. Nothing is left frozen or behind.
+@Suite("voipd with the cgroup freezer", .serialized)
+struct DaemonFreezerTests {
+    /// `frozen N` of a cgroup's `cgroup.events`.
+    static func frozen(_ cgroup: String) -> Bool {
+        (ProcFS.read(cgroup + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+    }
+
+    @Test("a launched app is frozen whole in its own cgroup, ignores a stray SIGCONT, wakes on data, keeps its cgroup across an upgrade, and its cgroup goes with it",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func freezesLaunchedApp() throws {
+        let scratch = try ScratchCgroup(.v2)
+        let directory = try makeTemporaryDirectory("voipd-freezer-config")
+        defer {
+            removeTree(directory)
+            #expect(scratch.tearDown() == [], "cgroups left behind")
+        }
+        let configuration = directory + "/voipd.json"
+        let file = try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
+        let harness = try DaemonHarness(arguments: ["--config", configuration])
+        defer { harness.stop() }
+        #expect(harness.log.contains("cgroup v2 freezer in \(scratch.path)/voipd"), "\(harness.log)")
+
+        let peer = try harness.makePeer()
+        // It keeps each wake open (no ack) so the test sees it running.
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        let cgroup = scratch.path + "/voipd/app-phone"
+        #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
+        #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("0::\(scratch.cgroupPath(of: cgroup))\n"))
+
+        try WakePathTests.suspend(harness, app)
+        #expect(Self.frozen(cgroup))
+        #expect(processState(app.pid) == "S", "frozen, not stopped")
+
+        // Someone else's SIGCONT resumes nothing: voipd's record and the kernel's agree.
+        #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
+        observe(for: .milliseconds(100))
+        #expect(Self.frozen(cgroup))
+        #expect(try harness.status("phone").state == .suspended)
+
+        for when in ["before", "after"] {
+            if when == "after" {
+                // The new program reopens the cgroup it finds the app in.
+                _ = try harness.control.upgrade()
+                #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
+                #expect(Self.frozen(cgroup), "still frozen across the upgrade")
+            }
+            let invite = "INVITE \(when) the upgrade"
+            try remote.write(invite)
+            let event = try app.expectEvent(.voipSocketReadable)
+            #expect(try app.expectRead("sip") == .data(invite))
+            #expect(!Self.frozen(cgroup), "thawed for the wake")
+            try app.send(.acknowledge(eventID: event.id))
+            try harness.waitForState("phone", .suspended)
+            try waitUntil("the cgroup is frozen again") { Self.frozen(cgroup) }
+        }
+
+        // Its end (a SIGKILL while frozen: cgroup.kill) takes the cgroup with it.
+        try harness.control.command(.kill, "phone")
+        try harness.waitForState("phone", .terminated)
+        try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
+        #expect(try harness.status("phone").suspension == nil)
+    }
+
+    @Test("suspension \"freezer\" where voipd cannot use it: voipd does not start, and says why")
+    func freezerRequiredButUnavailable() throws {
+        let directory = try makeTemporaryDirectory("voipd-freezer-config")
+        defer { removeTree(directory) }
+        let configuration = directory + "/voipd.json"
+        let file = try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        // A directory that is in no cgroup hierarchy.
+        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(directory)/cgroups"}"#.utf8))
+        let result = try runCommand([Binaries.voipd, "--config", configuration, "--socket", directory + "/voipd.sock", "--no-memory-pressure-trigger"])
+        #expect(result.status == 78, "EX_CONFIG expected: \(result.output)")
+        #expect(result.output.contains("suspension") && result.output.contains("neither in the cgroup v2 hierarchy"), "\(result.output)")
+    }
+}
