@@ -86,7 +86,14 @@ public enum ManifestCatalog {
     /// Every `*.json` file of `directory`, resolved; the files in error are reported, not
     /// loaded. A missing directory has no manifests.
     public static func load(_ directory: String, socketQuota: Int) -> (manifests: [String: ResolvedManifest], errors: [ConfigurationError]) {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([:], []) }
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            // No apps directory is no manifests; one that cannot be read is said, not taken for none.
+            guard FileManager.default.fileExists(atPath: directory) else { return ([:], []) }
+            return ([:], [ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(error.localizedDescription)")])
+        }
         var manifests: [String: ResolvedManifest] = [:]
         var errors: [ConfigurationError] = []
         for entry in entries.sorted() where entry.hasSuffix(".json") && !entry.hasPrefix(".") {
