@@ -21,6 +21,8 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case beginTask(name: String)
     case endTask(id: UInt64)
     case keepAlive(seconds: Double)
+    /// A call begins (true) or ends (false): the app's audio session.
+    case audioSession(active: Bool)
     /// Acknowledges an event that the app was told not to acknowledge itself (`--no-ack`).
     case acknowledge(eventID: UInt64)
     /// Holds this many more megabytes of memory, touched so that it is resident.

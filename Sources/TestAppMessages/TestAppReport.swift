@@ -33,6 +33,9 @@ public enum TestAppReport: Codable, Equatable, Sendable {
     case expiring(name: String)
     case keepAliveSet
     case keepAliveRefused(message: String)
+    /// The audio session is active (true) or not, as voipd accepted; or its refusal.
+    case audioSession(active: Bool)
+    case audioSessionRefused(message: String)
     /// The keep-alive handler ran.
     case keepAliveHandler
     /// The memory the app holds on purpose now.
@@ -122,6 +125,11 @@ extension TestAppReport {
     public var memoryChecksum: UInt64? {
         guard case .memoryChecksum(let checksum) = self else { return nil }
         return checksum
+    }
+
+    public var audioSessionRefusal: String? {
+        guard case .audioSessionRefused(let message) = self else { return nil }
+        return message
     }
 
     public var keepAliveRefusal: String? {

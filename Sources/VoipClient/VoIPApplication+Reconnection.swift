@@ -132,9 +132,17 @@ extension VoIPApplication {
         return refused
     }
 
-    /// Sets the keep-alive again and begins the open background tasks again (a refusal
-    /// leaves the keep-alive unset, the task without voipd's time).
+    /// Sets the keep-alive again, begins the open background tasks again and says again that
+    /// a call is going on (a refusal leaves the keep-alive unset, the task without voipd's
+    /// time, the audio session inactive).
     private func restoreKeepAliveAndTasks(on connection: VoipdConnection) throws {
+        if isAudioSessionActive {
+            do {
+                _ = try connection.request(.setAudioSessionActive, { SetAudioSessionActiveRequest(id: $0, active: true) }, expecting: EmptyResult.self)
+            } catch let error as VoipdError where error != .disconnected {
+                isAudioSessionActive = false
+            }
+        }
         if let keepAlive {
             do {
                 _ = try connection.request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: keepAlive.seconds) }, expecting: EmptyResult.self)

@@ -90,6 +90,8 @@ public final class VoIPApplication {
     var tasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
     private var nextTaskID: UInt64 = 1
     var keepAlive: (seconds: Double, handler: () -> Void)?
+    /// Whether the app's audio session is active: it is in a call (``setAudioSessionActive(_:)``).
+    public internal(set) var isAudioSessionActive = false
 
     /// A background task as the app sees it, and voipd's number for it on the current
     /// connection (nil: none yet, voipd is away or refused it).
@@ -254,6 +256,22 @@ public final class VoIPApplication {
             }
         }
         keepAlive = (seconds, handler)
+    }
+
+    /// Says a call began (true) or ended (false), as AVAudioSession's `setActive(_:)`: while
+    /// the audio session is active the app is not suspended in the background and no budget
+    /// runs out; when it ends, the background rules apply again (with no background task
+    /// open, the app is suspended at once). Refused (``VoipdError`` `permissionDenied`) when
+    /// the app's manifest says `"calls": false`. Set again on a voipd that restarted.
+    public func setAudioSessionActive(_ active: Bool) throws {
+        if connection != nil {
+            do {
+                _ = try request(.setAudioSessionActive, { SetAudioSessionActiveRequest(id: $0, active: active) }, expecting: EmptyResult.self)
+            } catch VoipdError.disconnected where reconnection.isEnabled {
+                // Set when voipd is back.
+            }
+        }
+        isAudioSessionActive = active
     }
 
     public func clearKeepAliveTimeout() throws {

@@ -41,7 +41,8 @@ extension AppLifecycle {
         case (.suspending, .foreground), (.suspended, .foreground):
             return .enterForeground(resuming: true)
         case (.background(_, let wakeUnhandled), .background)
-            where running.openTasks.isEmpty && !wakeUnhandled && !policy.runsInBackground && !policy.suspendsWhenQuiet:
+            where running.openTasks.isEmpty && !wakeUnhandled && !policy.runsInBackground && !policy.suspendsWhenQuiet
+                && running.callStartedAt == nil:
             return .suspend
         default:
             return nil
@@ -53,6 +54,11 @@ extension AppLifecycle {
         case .announce(let kind, let phase, let reason):
             announce(kind, phase: phase, reason: reason, &turn)
         case .enterBackground:
+            // In a call no budget runs; it starts when the call ends.
+            guard !audioSessionActive else {
+                return announce(.didEnterBackground, phase: .background(taskBudgetDeadline: nil, wakeUnhandled: false),
+                                reason: "entered the background in a call", &turn)
+            }
             let budget = timings.backgroundTaskBudget
             announce(.didEnterBackground, phase: .background(taskBudgetDeadline: turn.now + budget, wakeUnhandled: false),
                      reason: "entered the background", &turn)

@@ -19,6 +19,7 @@ extension AppLifecycle {
         case .beginBackgroundTask(let name): beginBackgroundTask(name, &turn)
         case .endBackgroundTask(let id): endBackgroundTask(id, &turn)
         case .setKeepAlive(let interval): setKeepAlive(interval, &turn)
+        case .setAudioSessionActive(let active): setAudioSessionActive(active, &turn)
         case .timerFired(let timer): timerFired(timer, &turn)
         case .terminateRequested: terminateRequested(&turn)
         case .killRequested: killRequested(&turn)
@@ -29,7 +30,7 @@ extension AppLifecycle {
         case .screenUnlocked: locked = false
         case .heldSocketsChanged(let count): heldSocketsChanged(count, &turn)
         case .quietMeasured: quietMeasured(&turn)
-        case .policyChanged(let policy): policyChanged(policy)
+        case .policyChanged(let policy): policyChanged(policy, &turn)
         case .shutdown: shutdown(&turn)
         }
     }
@@ -172,8 +173,9 @@ extension AppLifecycle {
 
     private mutating func beginBackgroundTask(_ name: String, _ turn: inout Turn) {
         guard phase.isAlive, pendingTermination == nil else { return turn.reply(.backgroundTaskBegan(id: 0)) }
-        // In the foreground a task costs nothing; in the background it needs budget left.
-        if phase != .active && phase != .inactive {
+        // In the foreground or in a call a task costs nothing; in the background it needs
+        // budget left.
+        if phase != .active && phase != .inactive && !audioSessionActive {
             // Once the stop is decided the budget is gone: a request sent just before it took
             // hold is refused, and the app handles that as iOS apps handled an invalid task.
             guard let deadline = taskBudgetDeadline, turn.now < deadline else { return turn.reply(.backgroundTaskBegan(id: 0)) }
@@ -265,10 +267,11 @@ extension AppLifecycle {
     /// The settling that follows applies the new policy: an app that may no longer run in
     /// the background is suspended now, not at whatever input comes next (found by
     /// Tests/Fuzz: a refused request suspended it).
-    private mutating func policyChanged(_ new: AppPolicy) {
+    private mutating func policyChanged(_ new: AppPolicy, _ turn: inout Turn) {
         // A changed policy says anew whether launched processes are expected to connect.
         if new.speaksProtocol != policy.speaksProtocol { expectsConnection = new.speaksProtocol }
         policy = new
+        if !new.allowsCalls && phase.isAlive { endCall(&turn) }
     }
 
     private mutating func shutdown(_ turn: inout Turn) {
@@ -297,16 +300,16 @@ extension AppLifecycle {
             running.link = .none
             expectsConnection = false
         case .wakeBudget:
-            guard phase.isAlive else { return }
+            guard phase.isAlive, !audioSessionActive else { return }
             running.phase.wakeHandled()
             // A program that cannot say it has finished runs until it is measured quiet.
             guard mayEndWake, !policy.suspendsWhenQuiet else { return }
             endWake(reason: "wake budget of \(timings.wakeBudget.seconds) s spent", &turn)
         case .taskExpirationWarning:
-            guard !openTasks.isEmpty, phase == .background, pendingTermination == nil else { return }
+            guard !openTasks.isEmpty, phase == .background, pendingTermination == nil, !audioSessionActive else { return }
             enqueue(.backgroundTaskWillExpire, reason: "background-task budget ends in \(timings.expirationWarning.seconds) s")
         case .taskBudget:
-            guard !openTasks.isEmpty, phase == .background else { return }
+            guard !openTasks.isEmpty, phase == .background, !audioSessionActive else { return }
             let names = openTasks.values.sorted().joined(separator: ", ")
             kill(TerminationReason(.backgroundTaskExpired, "background tasks still open when the budget ran out: \(names)"), &turn)
         case .keepAlive:
@@ -318,6 +321,9 @@ extension AppLifecycle {
             guard inFlight?.kind != .keepAlive, !running.outbox.contains(where: { $0.kind == .keepAlive }) else { return }
             if phase.isStopped { wake(reason: "keep-alive", &turn) }
             enqueue(.keepAlive, reason: "keep-alive interval \(interval.seconds) s")
+        case .callLimit:
+            guard phase.isAlive else { return }
+            endCall(&turn)
         case .relaunchThrottle:
             guard relaunchScheduled else { return }
             dormant.relaunchScheduled = false

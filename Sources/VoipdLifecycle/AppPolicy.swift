@@ -19,15 +19,19 @@ public struct AppPolicy: Equatable, Sendable, Codable {
     /// (``LifecycleInput/quietMeasured``), not on entering the background nor at the end of a
     /// wake budget. A call (an audio thread) keeps it running for as long as it lasts.
     public var suspendsWhenQuiet = false
+    /// May stay running in the background while in a call (an active audio session).
+    public var allowsCalls = true
 
     public init(exitsOnSuspend: Bool = false, canLaunch: Bool = false, relaunchOnData: Bool = true,
-                runsInBackground: Bool = false, speaksProtocol: Bool = true, suspendsWhenQuiet: Bool = false) {
+                runsInBackground: Bool = false, speaksProtocol: Bool = true, suspendsWhenQuiet: Bool = false,
+                allowsCalls: Bool = true) {
         self.exitsOnSuspend = exitsOnSuspend
         self.canLaunch = canLaunch
         self.relaunchOnData = relaunchOnData
         self.runsInBackground = runsInBackground
         self.speaksProtocol = speaksProtocol
         self.suspendsWhenQuiet = suspendsWhenQuiet
+        self.allowsCalls = allowsCalls
     }
 
     /// A missing field takes its default: state files and upgrade snapshots written before
@@ -42,6 +46,7 @@ public struct AppPolicy: Equatable, Sendable, Codable {
         runsInBackground = try value(.runsInBackground, defaults.runsInBackground)
         speaksProtocol = try value(.speaksProtocol, defaults.speaksProtocol)
         suspendsWhenQuiet = try value(.suspendsWhenQuiet, defaults.suspendsWhenQuiet)
+        allowsCalls = try value(.allowsCalls, defaults.allowsCalls)
     }
 }
 

@@ -25,6 +25,8 @@ public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable, Codable {
     case keepAlive
     /// A throttled relaunch may go ahead.
     case relaunchThrottle
+    /// The call has lasted the maximum the configuration allows.
+    case callLimit
     /// Reclaim a long-suspended app's ordinary sockets.
     case reclaim
     /// Hibernate a long-suspended app: page its memory out.
@@ -62,6 +64,8 @@ public enum LifecycleInput: Equatable, Sendable {
     case endBackgroundTask(id: UInt64)
     /// Periodic keep-alive wakes (nil clears).
     case setKeepAlive(Duration?)
+    /// The app's audio session became active (a call began) or inactive (it ended).
+    case setAudioSessionActive(Bool)
     case timerFired(LifecycleTimer)
     /// `voipctl terminate`.
     case terminateRequested

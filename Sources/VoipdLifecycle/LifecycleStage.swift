@@ -39,6 +39,8 @@ extension AppLifecycle {
             /// Open background tasks by id, with their names.
             var openTasks: [UInt64: String] = [:]
             var keepAliveInterval: Duration?
+            /// In a call (the audio session is active) since then: not suspended, no budget runs.
+            var callStartedAt: MonotonicInstant?
             /// The process is being ended, and why (decided when the kill or willTerminate is).
             var ending: Ending?
             /// The daemon is stopping: the app is no longer walked toward its goal (which could stop it).

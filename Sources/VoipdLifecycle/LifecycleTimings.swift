@@ -39,6 +39,9 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     /// keep-alives and calls is not paged out between wakes, short enough that an idle
     /// app's memory goes back to the system soon.
     public var hibernateAfterSuspension: Duration? = .seconds(60)
+    /// The longest a call (an active audio session) keeps an app from being suspended
+    /// (nil: no limit, as on iOS). Then the call state ends as if the app had ended it.
+    public var maximumCallDuration: Duration? = nil
 
     public init() {}
 
@@ -78,11 +81,13 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     static var optionalDurations: [(name: String, keyPath: WritableKeyPath<LifecycleTimings, Duration?>)] { [
         ("reclaimAfterSuspension", \.reclaimAfterSuspension),
         ("hibernateAfterSuspension", \.hibernateAfterSuspension),
+        ("maximumCallDuration", \.maximumCallDuration),
     ] }
 
     /// A copy with the duration `name` set to `seconds` (nil when there is no such name, or
-    /// `seconds` is not from 0 to ``longest``). `reclaimAfterSuspension` and
-    /// `hibernateAfterSuspension` take 0 for "never".
+    /// `seconds` is not from 0 to ``longest``). The optional durations
+    /// (`reclaimAfterSuspension`, `hibernateAfterSuspension`, `maximumCallDuration`) take 0
+    /// for "never".
     public func setting(_ name: String, seconds: Double) -> LifecycleTimings? {
         guard seconds >= 0, seconds <= Self.longest.seconds else { return nil }
         var copy = self

@@ -91,6 +91,17 @@ public struct SetKeepAliveRequest: Codable, Sendable {
     }
 }
 
+/// `setAudioSessionActive` (type 9): the app's audio session became active (a call began)
+/// or inactive (it ended), as AVAudioSession's `setActive(_:)`.
+public struct SetAudioSessionActiveRequest: Codable, Sendable {
+    public var id: UInt64
+    public var active: Bool
+    public init(id: UInt64, active: Bool) {
+        self.id = id
+        self.active = active
+    }
+}
+
 /// `event` (type 129): a lifecycle event for the app, to be acknowledged with its `event` id.
 public struct EventMessage: Codable, Sendable, Equatable {
     public var event: UInt64

@@ -10,6 +10,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case beginBackgroundTask = 6
     case endBackgroundTask = 7
     case setKeepAliveTimeout = 8
+    case setAudioSessionActive = 9
     // Control (voipctl) → voipd.
     case launch = 16
     case status = 17

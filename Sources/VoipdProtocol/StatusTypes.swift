@@ -27,11 +27,13 @@ public struct AppStatus: Codable, Sendable, Equatable {
     /// How voipd suspends the running process: "cgroup v2 freezer", "cgroup v1 freezer" or
     /// "SIGSTOP"; nil while no process runs.
     public var suspension: String?
+    /// In a call (its audio session is active) for this many seconds; nil: not in a call.
+    public var inCallSeconds: Double?
 
     public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
                 launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,
                 launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?,
-                suspension: String? = nil) {
+                suspension: String? = nil, inCallSeconds: Double? = nil) {
         self.name = name
         self.pid = pid
         self.state = state
@@ -49,6 +51,7 @@ public struct AppStatus: Codable, Sendable, Equatable {
         self.since = since
         self.arguments = arguments
         self.suspension = suspension
+        self.inCallSeconds = inCallSeconds
     }
 
     /// For an adopted program: its rules, the sockets voipd holds for it and what it last

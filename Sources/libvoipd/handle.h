@@ -81,6 +81,7 @@ struct voipd {
 
     /* What the app asked for, to ask the next voipd again. */
     double keep_alive;          /* seconds; 0: none */
+    int call_active;            /* the audio session is active: in a call */
     struct vh_task *tasks;
     int task_count;
     uint64_t next_task;
@@ -173,6 +174,9 @@ VH_HIDDEN void vh_reconnect_automatically(voipd *v);
 
 /* Sends setKeepAliveTimeout (0 clears it). 0 or an error as vh_call's. */
 VH_HIDDEN int vh_set_keep_alive(voipd *v, double seconds);
+
+/* Sends setAudioSessionActive. 0 or an error as vh_call's. */
+VH_HIDDEN int vh_set_call_active(voipd *v, int active);
 
 /* Begins the open background tasks again on a new connection. 0 or the first error. */
 VH_HIDDEN int vh_begin_tasks_again(voipd *v);

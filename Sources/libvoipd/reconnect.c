@@ -85,6 +85,11 @@ int vh_reconnect(voipd *v, int tell)
         int set = vh_set_keep_alive(v, v->keep_alive);
         if (set < 0 && first_error == 0) first_error = set;
     }
+    if (v->call_active && v->connection >= 0) {
+        int set = vh_set_call_active(v, 1);
+        if (set < 0) v->call_active = 0;
+        if (set < 0 && first_error == 0) first_error = set;
+    }
     int tasks = vh_begin_tasks_again(v);
     if (tasks < 0 && first_error == 0) first_error = tasks;
     return first_error;

@@ -334,8 +334,19 @@ int voipd_set_keep_alive_timeout(voipd *v, double seconds)
     return set;
 }
 
+int vh_set_call_active(voipd *v, int active)
+{
+    struct request request;
+    begin_request(v, &request);
+    vjw_bool(&request.writer, "active", active);
+    struct vh_reply reply;
+    return send_plain_request(v, &request, VF_SET_AUDIO_SESSION_ACTIVE, &reply);
+}
+
 int voipd_set_call_active(voipd *v, int active)
 {
-    (void)active;
-    return v == NULL ? -EINVAL : -EOPNOTSUPP;
+    if (v == NULL) return -EINVAL;
+    int set = vh_set_call_active(v, active != 0);
+    if (set == 0) v->call_active = active != 0;
+    return set;
 }

@@ -188,6 +188,13 @@ final class TestApp {
             } catch {
                 channel.report(.keepAliveRefused(message: "\(error)"))
             }
+        case .audioSession(let active):
+            do {
+                try voipd().setAudioSessionActive(active)
+                channel.report(.audioSession(active: active))
+            } catch {
+                channel.report(.audioSessionRefused(message: "\(error)"))
+            }
         case .acknowledge(let id):
             try voipd().acknowledge(eventID: id)
         case .allocate(let megabytes):

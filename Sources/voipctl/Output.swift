@@ -27,9 +27,9 @@ enum Output {
     }
 
     static func apps(_ apps: [AppStatus]) -> String {
-        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "CONNECTED", "REASON"], apps.map { app in
+        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "CONNECTED", "CALL", "REASON"], apps.map { app in
             [app.name, app.pid.map(String.init) ?? "-", app.state.rawValue, "\(app.voipSockets)", "\(app.wakes)",
-             app.connected ? "yes" : "no", app.terminationReason?.description ?? ""]
+             app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-", app.terminationReason?.description ?? ""]
         }) + apps.compactMap(adoption).joined()
     }
 

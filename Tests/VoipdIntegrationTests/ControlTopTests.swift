@@ -274,7 +274,7 @@ struct ControlTopTests {
         let apps = try #require(object["apps"] as? [[String: Any]])
         #expect(apps.count == 1)
         #expect(Set(apps.first?.keys.map { $0 } ?? []) == ["name", "pid", "state", "secondsInState", "voipSockets", "wakes",
-                                                         "cpuPercent", "cpuSeconds", "residentBytes", "lastTransition"])
+                                                         "inCallSeconds", "cpuPercent", "cpuSeconds", "residentBytes", "lastTransition"])
         #expect(apps.first?["state"] as? String == "suspended")
         #expect(apps.first?["pid"] as? Int == Int(pid))
         #expect((apps.first?["residentBytes"] as? Int ?? 0) > 0)

@@ -141,7 +141,7 @@ struct LibvoipdTests {
         let remote = try peer.accept(timeout: .seconds(60))
         try waitForText("\(pid) registered sip: ok", in: output, timeout: .seconds(60))
         for line in ["retrieved sip: same socket", "keep-alive 600: success", "keep-alive 1: voipd: not in this state (invalidState)",
-                     "keep-alive cleared: success", "unregister nothing: 1 noSuchSocket", "register a bad name: 1", "call active: 1"] {
+                     "keep-alive cleared: success", "unregister nothing: 1 noSuchSocket", "register a bad name: 1", "call active: success, ended: success"] {
             try waitForText("\(pid) \(line)", in: output)
         }
         #expect(try harness.control.sockets("capp").map(\.name) == ["sip"])
@@ -240,7 +240,7 @@ struct LibvoipdTests {
           .disabled(if: underSanitizer, linkedWithSanitizedLibrary))
     func reconnectAfterRestart() throws {
         try #require(toolExists(Self.gcc))
-        let app = try OutlivingApp("voipd-libvoipd-reconnect", ready: "call active: 1")
+        let app = try OutlivingApp("voipd-libvoipd-reconnect", ready: "call active: success, ended: success")
         defer { app.stop() }
         let (pid, output) = (app.pid, app.output)
         try app.stopFirstDaemon()

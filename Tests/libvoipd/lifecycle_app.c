@@ -98,7 +98,7 @@ static int on_event(voipd *handle, const struct voipd_event *event, void *contex
     return VOIPD_ACK_NOW;
 }
 
-/* The API's answers a test can check: retrieve, keep-alive, refusals, the reserved call state. */
+/* The API's answers a test can check: retrieve, keep-alive, refusals, the call state. */
 static void exercise(void)
 {
     int copy = voipd_retrieve_socket(v, "sip");
@@ -112,7 +112,8 @@ static void exercise(void)
     int refused = voipd_unregister_socket(v, "nothing");
     say("unregister nothing: %d %s", refused == VOIPD_ERR_NO_SUCH_SOCKET, voipd_error_code(v));
     say("register a bad name: %d", voipd_register_socket(v, "bad name!", sip) == -EINVAL);
-    say("call active: %d", voipd_set_call_active(v, 1) == -EOPNOTSUPP);
+    const char *began = voipd_strerror(voipd_set_call_active(v, 1));
+    say("call active: %s, ended: %s", began, voipd_strerror(voipd_set_call_active(v, 0)));
 }
 
 int main(int argc, char **argv)

@@ -65,6 +65,7 @@ extension Daemon {
         case .beginBackgroundTask(let request): try beginBackgroundTask(request, from: client)
         case .endBackgroundTask(let request): try endBackgroundTask(request, from: client)
         case .setKeepAliveTimeout(let request): try setKeepAlive(request, from: client)
+        case .setAudioSessionActive(let request): try setAudioSessionActive(request, from: client)
         case .launch(let request): try launch(request, descriptors: frame.descriptors, from: client)
         case .status(let request): try status(request, from: client)
         case .sockets(let request): try sockets(request, from: client)

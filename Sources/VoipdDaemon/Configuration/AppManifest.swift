@@ -45,11 +45,14 @@ public struct AppManifest: Codable, Sendable, Equatable {
     /// For an adopted program, which cannot ask for keep-alive wakes: how often it is
     /// resumed so that its own timers re-register (default and minimum: the keep-alive minimum).
     public var keepAliveSeconds: Double?
+    /// Whether it may stay running in the background while in a call, its audio session
+    /// active (default true); false: it is suspended as usual, call or not.
+    public var calls: Bool?
 
     static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
                                     "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges",
                                     "adopt", "quietWindowSeconds", "quietWakeupsPerSecond", "quietCPUMillisecondsPerSecond",
-                                    "keepAliveSeconds"]
+                                    "keepAliveSeconds", "calls"]
     static let knownBackgroundModes: Set<String> = ["voip", "audio"]
 }
 
@@ -148,7 +151,7 @@ public enum ManifestCatalog {
         let adoption = try adoptionSettings(manifest, fail: fail)
         let policy = AppPolicy(exitsOnSuspend: manifest.exitsOnSuspend ?? false, canLaunch: true, relaunchOnData: relaunch == "onData",
                                runsInBackground: modes.contains("audio"), speaksProtocol: manifest.speaksProtocol ?? (adoption == nil),
-                               suspendsWhenQuiet: adoption != nil)
+                               suspendsWhenQuiet: adoption != nil, allowsCalls: manifest.calls ?? true)
         return ResolvedManifest(name: name, file: path, arguments: [manifest.command] + (manifest.arguments ?? []), environment: environment,
                                 workingDirectory: manifest.workingDirectory, account: account, policy: policy,
                                 socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),

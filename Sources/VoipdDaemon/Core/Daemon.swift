@@ -320,8 +320,10 @@ public final class Daemon {
 
     /// One input through the lifecycle, and its actions performed.
     private func handle(_ input: LifecycleInput, for app: AppRecord, resumed: Bool = false) -> LifecycleOutcome {
+        let callStarted = app.lifecycle.callStartedAt
         let outcome = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
+        if app.lifecycle.callStartedAt != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
         perform(outcome.actions, for: app, resumed: resumed)
         noteStopAwaited(app)
         noteAdoption(app)

@@ -216,6 +216,24 @@ extension Daemon {
         try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client, result: EmptyResult())
     }
 
+    /// A call began or ended (the app's audio session). Refused to an app whose manifest
+    /// says `"calls": false`.
+    func setAudioSessionActive(_ request: SetAudioSessionActiveRequest, from client: ClientConnection) throws {
+        let app = try identifiedApp(client)
+        if request.active && !app.lifecycle.policy.allowsCalls {
+            throw ProtocolError(.permissionDenied, "\(app.name)'s manifest says \"calls\": false: it is suspended in the background, call or not")
+        }
+        try replyAfter(feed(app, .setAudioSessionActive(request.active)), request.id, to: client, result: EmptyResult())
+    }
+
+    /// Logs a call's start or end (the status shows it too).
+    func noteCall(of app: AppRecord, startedAt: MonotonicInstant?, after input: LifecycleInput) {
+        guard let startedAt else { return log.info("\(app.name): in a call (audio session active): not suspended while it lasts") }
+        let lasted = String(format: "%.1f", (now - startedAt).seconds / configuration.timeScale)
+        let why = input == .timerFired(.callLimit) ? "the maximum call duration was reached" : "audio session inactive"
+        log.info("\(app.name): call over after \(lasted) s (\(why)); background rules apply again")
+    }
+
     /// Sends a lifecycle event to the app's connection.
     func deliver(_ event: AppEvent, to app: AppRecord) {
         guard let id = app.client, let client = clients[id] else { return }

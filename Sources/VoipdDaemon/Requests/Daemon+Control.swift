@@ -2,6 +2,7 @@ import Glibc
 import VoipdLifecycle
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Requests from controllers (voipctl): inspect apps, move them between states, and act on
 /// the whole system.
@@ -25,7 +26,8 @@ extension Daemon {
             backgroundTasks: lifecycle.openTasks.count, keepAliveSeconds: lifecycle.keepAliveInterval.map { $0.seconds / configuration.timeScale },
             launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
             residentBytes: app.process.flatMap { ProcFS.residentBytes(of: $0.pid) }, since: app.since,
-            arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)))
+            arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)),
+            inCallSeconds: lifecycle.callStartedAt.map { (now - $0).seconds / configuration.timeScale })
         status.adoption = app.adoption?.status
         return status
     }

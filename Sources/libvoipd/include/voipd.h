@@ -278,10 +278,12 @@ VOIPD_EXPORT int voipd_end_background_task(voipd *v, uint64_t task);
 VOIPD_EXPORT int voipd_set_keep_alive_timeout(voipd *v, double seconds);
 
 /**
- * Reserved for the "in a call" state (an active audio session: the app is not suspended
- * and no background budget runs out while it lasts), which voipd's protocol does not
- * have yet. Returns -EOPNOTSUPP until it does; then it will say the call began (1) or
- * ended (0).
+ * Says a call began (1) or ended (0): the app's audio session is active (AVAudioSession's
+ * setActive). While it is, the app is not suspended in the background and no background
+ * budget runs out; when it ends, the background rules apply again (with no background task
+ * open, the app is suspended at once, before this call returns). Said again to a voipd that
+ * restarted. Errors: -EINVAL, VOIPD_ERR_PERMISSION_DENIED (the manifest says
+ * "calls": false), VOIPD_ERR_INVALID_STATE, VOIPD_ERR_NOT_IDENTIFIED.
  */
 VOIPD_EXPORT int voipd_set_call_active(voipd *v, int active);
 

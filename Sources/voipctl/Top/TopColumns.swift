@@ -10,6 +10,7 @@ extension TopColumn {
         TopColumn("FOR", "secondsInState", width: 6) { .elapsed($0.secondsInState) },
         TopColumn("SOCK", "voipSockets", width: 4) { .count($0.status.voipSockets) },
         TopColumn("WAKES", "wakes", width: 5) { .count($0.status.wakes) },
+        TopColumn("CALL", "inCallSeconds", width: 6) { $0.status.inCallSeconds.map(TopValue.elapsed) ?? .missing },
         TopColumn("CPU%", "cpuPercent", width: 5) { $0.cpu.map { .percent($0.percent) } ?? .missing },
         TopColumn("CPU TIME", "cpuSeconds", width: 8) { $0.cpu.map { .cpuTime($0.total.seconds) } ?? .missing },
         TopColumn("MEM", "residentBytes", width: 6) { $0.status.residentBytes.map(TopValue.bytes) ?? .missing },

@@ -8,11 +8,12 @@ struct LifecycleTimingsTests {
     func scaledScalesEveryField() throws {
         var timings = LifecycleTimings()
         timings.reclaimAfterSuspension = .seconds(120)
+        timings.maximumCallDuration = .seconds(3600)
         let factor = 0.01
         let scaled = timings.scaled(by: factor)
         let fields = Mirror(reflecting: timings).children
         let scaledFields = Mirror(reflecting: scaled).children
-        #expect(fields.count == 15)
+        #expect(fields.count == 16)
         for (field, scaledField) in zip(fields, scaledFields) {
             let label = field.label ?? "?"
             let original = try #require(field.value as? Duration, "\(label) is not a set duration")
@@ -27,6 +28,7 @@ struct LifecycleTimingsTests {
         never.hibernateAfterSuspension = nil
         #expect(never.scaled(by: 0.5).reclaimAfterSuspension == nil)
         #expect(never.scaled(by: 0.5).hibernateAfterSuspension == nil)
+        #expect(never.scaled(by: 0.5).maximumCallDuration == nil)
     }
 
     @Test("a duration by name: from 0 to a year, or none")

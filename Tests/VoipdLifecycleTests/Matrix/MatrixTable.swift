@@ -173,6 +173,15 @@ enum LifecycleMatrix {
         row(.setKeepAlive(nil),
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
+        // A call keeps the app running: one asked for just as a stop took hold resumes it.
+        row(.setAudioSessionActive(true),
+            notRunning: .rejected, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .to(.background, [.resume, .disarm]),
+            suspended: .to(.background, [.resume, .disarm, .transition(.suspended, .background)]),
+            terminated: .rejected),
+        row(.setAudioSessionActive(false),
+            notRunning: .rejected, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .nothing, suspended: .nothing, terminated: .rejected),
     ]
 
     // MARK: Timers
@@ -210,6 +219,9 @@ enum LifecycleMatrix {
             terminated: .nothing),
         // No relaunch is scheduled in any of these phases.
         row(.timerFired(.relaunchThrottle),
+            notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: .nothing, suspended: .nothing, terminated: .nothing),
+        row(.timerFired(.callLimit),
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
         row(.timerFired(.reclaim),

@@ -27,7 +27,7 @@ struct MatrixTests {
         let all: Set<String> = [
             "launched", "launchFailed", "connected", "disconnected", "foregroundRequested", "backgroundRequested",
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
-            "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "timerFired", "terminateRequested",
+            "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "setAudioSessionActive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
             "heldSocketsChanged", "quietMeasured", "policyChanged", "shutdown",
         ]
@@ -57,6 +57,7 @@ struct MatrixTests {
         case .beginBackgroundTask: return "beginBackgroundTask"
         case .endBackgroundTask: return "endBackgroundTask"
         case .setKeepAlive: return "setKeepAlive"
+        case .setAudioSessionActive: return "setAudioSessionActive"
         case .timerFired: return "timerFired"
         case .terminateRequested: return "terminateRequested"
         case .killRequested: return "killRequested"

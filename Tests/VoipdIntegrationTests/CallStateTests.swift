@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import Testing
+import VoipClient
+
+/// Issue 10, part 2: a call answered in the background lasts until it ends, not until a
+/// budget runs out; when it ends, the app is suspended again at once.
+@Suite("Calls in the background", .serialized)
+struct CallStateTests {
+    /// Budgets of 1 and 2 s: a call outlives them several times over within the test.
+    static let shortBudgets = ["--timing", "wakeBudget=1", "--timing", "resumedTaskBudget=2", "--timing", "expirationWarning=1"]
+
+    @Test("a call answered during a wake outlives the wake and task budgets; status shows it; its end suspends the app within a second")
+    func callOutlivesBudgets() throws {
+        let harness = try DaemonHarness(arguments: Self.shortBudgets)
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try WakePathTests.suspend(harness, app)
+
+        try remote.write("INVITE sip:phone@voipd.invalid SIP/2.0\r\n\r\n")
+        let wake = try app.expectEvent(.voipSocketReadable)
+        try app.send(.audioSession(active: true))
+        try app.expect(.audioSession(active: true))
+        try app.send(.acknowledge(eventID: wake.id))
+        // Four seconds: four wake budgets, two task budgets. Still running.
+        #expect(throws: TimedOut.self) { try harness.waitForState("phone", .suspended, timeout: .seconds(4)) }
+        #expect(processState(app.pid) != "T")
+        let status = try harness.status("phone")
+        #expect(status.state == .background)
+        #expect((status.inCallSeconds ?? 0) >= 3.5, "\(status)")
+        let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "status", "phone"]).output
+        let row = table.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(row.first?.contains("CALL") == true, "\(table)")
+        #expect(row.last.map { ["4", "5", "6"].contains($0[6]) && $0[7] == "s" } == true, "in a call for 4 s or so: \(table)")
+
+        // The call ends: suspended at once (the reply comes after the stop).
+        let ended = Date().timeIntervalSince1970
+        try app.send(.audioSession(active: false))
+        let suspended = try harness.waitForState("phone", .suspended, timeout: .seconds(5))
+        #expect(suspended.time - ended < 1, "suspended \(suspended.time - ended) s after the call ended")
+        #expect(try harness.status("phone").inCallSeconds == nil)
+        let log = harness.log
+        #expect(log.contains("phone: in a call (audio session active)"))
+        #expect(log.contains("phone: call over after"))
+    }
+
+    @Test("a manifest with \"calls\": false refuses the call state; the app is suspended as usual")
+    func manifestForbids() throws {
+        let directory = try makeTemporaryDirectory("voipd-calls")
+        defer { removeTree(directory) }
+        let reports = try ReportServer(path: directory + "/report.sock")
+        mkdir(directory + "/apps.d", 0o755)
+        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], "calls": false}"#
+        try manifest.write(toFile: directory + "/apps.d/mute.json", atomically: true, encoding: .utf8)
+        let harness = try DaemonHarness(arguments: Self.shortBudgets + ["--apps-directory", directory + "/apps.d"])
+        defer { harness.stop() }
+        _ = try harness.control.launchManifest("mute")
+        let app = try reports.accept(name: "mute", timeout: .seconds(20))
+        defer { app.stopProcesses() }
+        try app.expect(\.hello)
+        try app.send(.audioSession(active: true))
+        let refusal = try app.expect(\.audioSessionRefusal)
+        #expect(refusal.contains("\"calls\": false"), "\(refusal)")
+        try harness.control.command(.background, "mute")
+        try harness.waitForState("mute", .suspended)
+    }
+
+    @Test("the maximum call duration ends the call state; the app is suspended")
+    func maximumCallDuration() throws {
+        let harness = try DaemonHarness(arguments: Self.shortBudgets + ["--timing", "maximumCallDuration=2"])
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        try app.send(.audioSession(active: true))
+        try app.expect(.audioSession(active: true))
+        try harness.control.command(.background, "phone")
+        try app.expectEvent(.didEnterBackground)
+        let suspended = try harness.waitForState("phone", .suspended, timeout: .seconds(10))
+        #expect(suspended.reason == "no background work left")
+        #expect(harness.log.contains("the maximum call duration was reached"))
+    }
+}
