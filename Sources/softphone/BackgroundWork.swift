@@ -3,7 +3,8 @@ import VoipClient
 /// Work the softphone must finish even if it is in the background, each kind under a
 /// background task of its own. TN2277: begin a task whenever such work starts, in the
 /// foreground too (it costs nothing there); once the last task ends in the background,
-/// voipd suspends the app at once.
+/// voipd suspends the app at once. A call, once answered, holds the audio session instead:
+/// no budget runs out while it lasts, however long it lasts.
 final class BackgroundWork {
     enum Kind: String, CaseIterable {
         /// A call from the INVITE to the end of the dialog.
@@ -34,6 +35,22 @@ final class BackgroundWork {
             Log.write("lifecycle", "background task \(id.rawValue) began: \(kind.rawValue)")
         } catch {
             Log.write("lifecycle", "cannot begin a background task for the \(kind.rawValue): \(error)")
+        }
+    }
+
+    /// Whether the audio session is active: a call is up.
+    private(set) var inCall = false
+
+    /// The call is up (true) or over (false). Over in the background, the app may be
+    /// stopped before this returns.
+    func setInCall(_ active: Bool) {
+        guard let application, inCall != active else { return }
+        Log.write("lifecycle", active ? "audio session active: in a call" : "audio session inactive: the call is over")
+        do {
+            try application.setAudioSessionActive(active)
+            inCall = active
+        } catch {
+            Log.write("lifecycle", "cannot make the audio session \(active ? "active" : "inactive"): \(error)")
         }
     }
 

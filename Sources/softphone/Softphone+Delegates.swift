@@ -81,12 +81,17 @@ extension Softphone: SIPLinkDelegate {
         case .unregistered:
             break
         case .incomingCall:
+            // Ringing is work under a task; an answered call holds the audio session.
             work.begin(.call)
         case .callEstablished:
             if let after = options.hangUpAfter { timers.arm(.hangUp, after: after) }
+            work.setInCall(true)
+            // Refused (a manifest without calls), the task keeps what time it has.
+            if work.inCall { work.end(.call) }
         case .callEnded:
             timers.cancel(.hangUp)
             work.end(.call)
+            work.setInCall(false)
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import SIP
 import Testing
@@ -21,6 +22,28 @@ struct SoftphoneTests {
         let register = try recorder.waitFor("a REGISTER") { $0.isReceived && $0.message?.method == .register }.event.connection
         try rig.suspend()
         try body(rig, recorder, register)
+    }
+
+    /// Issue 10, part 2: the call holds the audio session, so no budget ends it. With the time
+    /// scale at 0.1, the 9 s call is 90 s of voipd's time: 9 wake budgets, 3 resumed task
+    /// budgets (the 25 s after which the softphone used to hang up).
+    @Test("a call answered while suspended lasts 90 s (scaled) in the background; suspended again within a second of the BYE")
+    func longCallInBackground() throws {
+        try Self.withSuspendedSoftphone(["--answer-after", "0.2"], timeScale: 0.1) { rig, recorder, _ in
+            let call = try rig.call(["--hold", "9"])
+            let hungUp = Date().timeIntervalSince1970
+            #expect(call.status == 0, "the call was answered and lasted:\n\(call.output)\n\(rig.log)")
+            #expect(call.output.contains("received 200 OK (CSeq 1 INVITE)"))
+            #expect(!rig.log.contains("is expiring"), "no budget ran out:\n\(rig.log)")
+            let resumed = try rig.harness.waitForState(rig.name, .background)
+            #expect(resumed.from == .suspended)
+            let suspended = try rig.harness.waitForState(rig.name, .suspended)
+            #expect(suspended.time - resumed.time >= 9, "suspended only after the call: \(suspended.time - resumed.time) s")
+            #expect(suspended.time - hungUp < 1, "suspended \(suspended.time - hungUp) s after the BYE")
+            #expect(rig.log.contains("audio session active: in a call"))
+            #expect(rig.harness.log.contains("\(rig.name): call over after"))
+            #expect(processState(rig.pid) == "T")
+        }
     }
 
     @Test("suspended (state T) when the INVITE is sent over its REGISTER connection, it is woken, rings and answers, and is suspended again after the call")
