@@ -20,6 +20,10 @@ extension AppLifecycle {
                 send(running.outbox.removeFirst(), &turn)
                 continue
             }
+            // A launched app that has not said hello yet cannot be told: its steps wait for the
+            // hello (or connectTimeout), lest it be stopped before it could register anything
+            // (`launch` then `background` at once). A stopped one is resumed all the same.
+            guard running.link != .awaiting || phase.isStopped else { return }
             guard pendingTermination == nil, !running.shuttingDown, let step = nextStep() else { return }
             take(step, &turn)
         }

@@ -101,3 +101,28 @@ struct BackgroundingTests {
         #expect(driver.phase == .suspending)
     }
 }
+
+/// Issue 10, part 5: a launched app's steps wait for its hello.
+@Suite("Backgrounding before the hello")
+struct BackgroundBeforeHelloTests {
+    @Test("sent to the background before it connected: nothing moves until it does; then willResignActive")
+    func waitsForHello() {
+        var driver = Driver(policy: .voipApp, timings: LifecycleTimings())
+        driver.feed(.launched(inBackground: false, reason: "test"))
+        #expect(driver.app.connection == .awaiting)
+        #expect(driver.feed(.backgroundRequested).steps == [])
+        #expect(driver.app.state == .active, "not stopped before it could register anything")
+        let hello = driver.feed(.connected)
+        #expect(hello.deliveredKinds == [.willResignActive])
+    }
+
+    @Test("it never connects: after connectTimeout the steps go ahead untold, and it is suspended")
+    func connectTimeout() {
+        var driver = Driver(policy: .voipApp, timings: LifecycleTimings())
+        driver.feed(.launched(inBackground: false, reason: "test"))
+        driver.feed(.backgroundRequested)
+        let timeout = driver.feed(.timerFired(.connect), after: driver.timings.connectTimeout)
+        #expect(timeout.steps.contains(.suspend))
+        #expect(timeout.deliveredKinds.isEmpty)
+    }
+}
