@@ -60,6 +60,10 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let addressInUse = Errno(EADDRINUSE)
     /// ENOPROTOOPT: the kernel does not know the socket option.
     public static let protocolNotAvailable = Errno(ENOPROTOOPT)
+    /// EBUSY.
+    public static let resourceBusy = Errno(EBUSY)
+    /// EOVERFLOW: the value, or the answer, does not fit.
+    public static let overflow = Errno(EOVERFLOW)
     /// EFBIG.
     public static let fileTooLarge = Errno(EFBIG)
     /// EMFILE: the process is out of descriptors.

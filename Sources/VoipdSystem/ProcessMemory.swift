@@ -60,7 +60,7 @@ public struct ProcessMemory: Sendable, Equatable {
         for pid in processes {
             do {
                 total += try of(pid)
-            } catch let error as Errno where error.rawValue == ENOENT || error.rawValue == ESRCH {
+            } catch Errno.noSuchFileOrDirectory, Errno.noSuchProcess {
                 continue
             }
         }

@@ -193,7 +193,7 @@ public struct SocketDiscovery: Sendable {
                                            states: table.transport == .tcp ? InetDiagMessages.tcpStatesWithOwners : UInt32.max,
                                            limit: limit) { batch in batch.allSatisfy(collect) }
                     continue
-                } catch let error as Errno where error.rawValue == EOVERFLOW {
+                } catch Errno.overflow {
                     // The dump was left unread: the next one needs a new socket.
                     socket = nil
                     cut = true
@@ -209,7 +209,7 @@ public struct SocketDiscovery: Sendable {
             do {
                 try ProcNetSocketTable.read(pid: pid, transport: table.transport, family: table.family == AF_INET ? .ipv4 : .ipv6,
                                             limit: limit, collect)
-            } catch let error as Errno where error.rawValue == EOVERFLOW {
+            } catch Errno.overflow {
                 cut = true
             } catch {
                 // The process exited, or the table could not be read: its sockets stay

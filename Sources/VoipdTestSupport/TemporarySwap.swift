@@ -120,7 +120,7 @@ public final class TemporarySwap {
                 if let algorithm { try write(algorithm, to: "/sys/block/\(device)/comp_algorithm") }
                 try write("\(megabytes << 20)", to: "/sys/block/\(device)/disksize")
                 return (device, device == hotAdded)
-            } catch let error as Errno where error.rawValue == EBUSY && hotAdded == nil {
+            } catch Errno.resourceBusy where hotAdded == nil {
                 continue
             } catch {
                 if let hotAdded { try? write(String(hotAdded.dropFirst(4)), to: "/sys/class/zram-control/hot_remove") }

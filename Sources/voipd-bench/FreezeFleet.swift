@@ -153,7 +153,7 @@ final class FreezeFleet {
         var how: FreezeConfirmed?
         while how == nil {
             var wokenBy: UInt64 = 0
-            try epoll.wait(timeoutMilliseconds: 10_000) { wokenBy = max(wokenBy, $0.token) }
+            epoll.wait(timeoutMilliseconds: 10_000) { wokenBy = max(wokenBy, $0.token) }
             guard wokenBy != 0 else { throw BenchError("\(child.cgroup.path) not frozen after 10 s") }
             rereads += 1
             if try child.cgroup.isFrozen() {
