@@ -72,6 +72,54 @@ struct DaemonFreezerTests {
         #expect(try harness.status("phone").suspension == nil)
     }
 
+    /// A configuration file in `directory` with the freezer's directory under `scratch`.
+    static func freezerConfiguration(in directory: String, _ scratch: ScratchCgroup) throws -> String {
+        let path = directory + "/freezer.json"
+        let file = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
+        return path
+    }
+
+    @Test("voipd killed while an app is frozen: the next voipd finds the app in its cgroup, thaws it, suspends it again by the freezer, and thaws it when it stops",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func crashWithFrozenApp() throws {
+        let scratch = try ScratchCgroup(.v2)
+        let rig = try ServiceRig()
+        defer {
+            rig.stop()
+            #expect(scratch.tearDown() == [], "cgroups left behind")
+        }
+        let extra = ["--config", try Self.freezerConfiguration(in: rig.directory, scratch)]
+        let peer = try TCPPeer()
+        let first = try RestartRecoveryTests.start(rig, arguments: extra)
+        let (control, follower) = try RestartRecoveryTests.controls(rig)
+        let (app, remotes) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
+        try RestartRecoveryTests.suspend("phone", control, follower)
+        let cgroup = scratch.path + "/voipd/app-phone"
+        try waitUntil("the app's cgroup is frozen") { Self.frozen(cgroup) }
+
+        // voipd dies: nothing thaws the app, and data arrives for it meanwhile.
+        try RestartRecoveryTests.crash(first)
+        #expect(Self.frozen(cgroup), "left frozen by the crash")
+        try remotes["sip"]!.write("INVITE while voipd was away")
+
+        let second = try RestartRecoveryTests.start(rig, arguments: extra)
+        #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        try app.expect(.disconnected)
+        let back = try app.expect(\.reconnection)
+        #expect(back.pid == app.pid, "the same process, not a relaunch")
+        #expect(try app.expectRead("sip") == .data("INVITE while voipd was away"))
+        let (control2, follower2) = try RestartRecoveryTests.controls(rig)
+        #expect(try control2.app("phone").suspension == "cgroup v2 freezer")
+        // Back in the background, frozen by the new voipd.
+        try control2.waitUntil("phone", is: .suspended, follower: follower2)
+        try waitUntil("the app's cgroup is frozen by the new voipd") { Self.frozen(cgroup) }
+
+        // Stopping, voipd thaws every app it froze: none is left frozen with no one to thaw it.
+        #expect(try rig.terminate(second) == .exited(0))
+        #expect(!Self.frozen(cgroup))
+    }
+
     @Test("suspension \"freezer\" where voipd cannot use it: voipd does not start, and says why")
     func freezerRequiredButUnavailable() throws {
         let directory = try makeTemporaryDirectory("voipd-freezer-config")
