@@ -242,7 +242,7 @@ extension AppLifecycle {
     private mutating func hibernateRequested(_ turn: inout Turn) {
         guard phase == .suspended else { return turn.reject("only a suspended app is hibernated (state: \(state.rawValue))") }
         guard pendingTermination == nil else { return turn.reject("terminating") }
-        turn.emit(.hibernate(reason: "hibernate requested"))
+        turn.emit(.hibernate(requested: true, reason: "hibernate requested"))
     }
 
     private mutating func screenLocked(_ turn: inout Turn) {
@@ -333,7 +333,7 @@ extension AppLifecycle {
             turn.emit(.reclaimSockets(reason: "suspended for \(timings.reclaimAfterSuspension?.seconds ?? 0) s"))
         case .hibernate:
             guard phase == .suspended, pendingTermination == nil else { return }
-            turn.emit(.hibernate(reason: "suspended for \(timings.hibernateAfterSuspension?.seconds ?? 0) s"))
+            turn.emit(.hibernate(requested: false, reason: "suspended for \(timings.hibernateAfterSuspension?.seconds ?? 0) s"))
         case .exitGrace:
             guard phase.isAlive else { return }
             kill(pendingTermination ?? TerminationReason(.terminated, "did not exit in time"), &turn)

@@ -124,8 +124,9 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     case reclaimSockets(reason: String)
     /// Page the stopped app's memory out, if its dirty memory is within the limit (seed
     /// 004's hibernation). The app stays suspended; the next `.resume` ends the hibernation
-    /// and drops a page-out still under way.
-    case hibernate(reason: String)
+    /// and drops a page-out still under way. `requested`: asked for (`voipctl hibernate`),
+    /// not decided by the timer.
+    case hibernate(requested: Bool, reason: String)
     /// The public state changed; recorded in the event stream.
     case transition(from: AppState, to: AppState, reason: String)
 }

@@ -73,7 +73,7 @@ public struct SocketsResult: Codable, Sendable {
 
 /// What `appCommand` (type 19) does to an app.
 public enum AppVerb: String, Codable, Sendable, CaseIterable {
-    case background, foreground, interrupt, interruptEnd, terminate, kill, reclaim
+    case background, foreground, interrupt, interruptEnd, terminate, kill, reclaim, hibernate
     /// Drop a dead app's record and close every socket held for it.
     case forget
 }

@@ -21,6 +21,10 @@ public struct AppStatus: Codable, Sendable, Equatable {
     /// Ordinary sockets reclaimed so far.
     public var reclaimedSockets: Int
     public var residentBytes: UInt64?
+    /// Memory of the app's process in swap (`VmSwap`).
+    public var swappedBytes: UInt64?
+    /// Where a suspended app's memory is: nil unless hibernation concerned it.
+    public var hibernation: HibernationStatus?
     /// Wall-clock time (seconds since the epoch) of the last state change.
     public var since: Double
     public var arguments: [String]?
@@ -33,7 +37,8 @@ public struct AppStatus: Codable, Sendable, Equatable {
     public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
                 launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,
                 launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?,
-                suspension: String? = nil, inCallSeconds: Double? = nil) {
+                suspension: String? = nil, inCallSeconds: Double? = nil, swappedBytes: UInt64? = nil,
+                hibernation: HibernationStatus? = nil) {
         self.name = name
         self.pid = pid
         self.state = state
@@ -52,6 +57,8 @@ public struct AppStatus: Codable, Sendable, Equatable {
         self.arguments = arguments
         self.suspension = suspension
         self.inCallSeconds = inCallSeconds
+        self.swappedBytes = swappedBytes
+        self.hibernation = hibernation
     }
 
     /// For an adopted program: its rules, the sockets voipd holds for it and what it last

@@ -74,6 +74,10 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let noMemory = Errno(ENOMEM)
     /// ENOBUFS.
     public static let noBufferSpace = Errno(ENOBUFS)
+    /// EPERM.
+    public static let notPermitted = Errno(EPERM)
+    /// ENOSYS: the kernel does not have the call.
+    public static let notImplemented = Errno(ENOSYS)
 }
 
 /// Runs a system call; a result of -1 becomes a thrown ``Errno`` naming `call`, made only

@@ -122,6 +122,16 @@ public struct MemoryCounters: Sendable, Equatable {
                               residentFile: fields["RssFile"] ?? 0, residentShared: fields["RssShmem"] ?? 0,
                               swapped: fields["VmSwap"] ?? 0, locked: fields["VmLck"] ?? 0)
     }
+
+    /// The counters of several processes added up.
+    public static func += (total: inout MemoryCounters, part: MemoryCounters) {
+        total.resident += part.resident
+        total.residentAnonymous += part.residentAnonymous
+        total.residentFile += part.residentFile
+        total.residentShared += part.residentShared
+        total.swapped += part.swapped
+        total.locked += part.locked
+    }
 }
 
 /// The `Name:   1234 kB` lines of a /proc file, as name → bytes; other lines are left out.

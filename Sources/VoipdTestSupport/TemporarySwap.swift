@@ -8,7 +8,9 @@ import VoipdSystem
 /// `hot_remove` afterwards). Tests running at the same time each get their own.
 ///
 /// The area is the whole machine's while it is on: the kernel may put any process's pages
-/// there, and it takes them back into memory at `swapoff`.
+/// there, and it takes them back into memory at `swapoff`. So one exists at a time on the
+/// machine, and none while a test needs no swap (``SwapTestLock``): creating a second one
+/// waits for the first to be removed.
 public final class TemporarySwap {
     public enum Kind: Sendable, Equatable, CustomStringConvertible {
         /// A file in the given directory, allocated with `posix_fallocate`.
@@ -32,12 +34,15 @@ public final class TemporarySwap {
     private let hotAdded: Bool
     private var isOn = false
     private var isRemoved = false
+    /// Held until the area is removed.
+    private var lock: SwapTestLock?
 
     /// Sets up an area of `megabytes` with `priority` (the kernel fills the highest first;
     /// at most 32767) and turns it on. Needs root: `EPERM` otherwise. A zram area on a
     /// kernel without zram is `ENOENT`; one whose devices are all in use, `EBUSY`.
     public init(_ kind: Kind, megabytes: Int, priority: Int = 32767) throws {
         guard geteuid() == 0 else { throw Errno(EPERM, call: "\(kind): swapon needs root") }
+        lock = try SwapTestLock(exclusive: true)
         self.kind = kind
         switch kind {
         case .file(let directory):
@@ -90,6 +95,7 @@ public final class TemporarySwap {
                 failure = failure ?? error
             }
         }
+        lock = nil
         if let failure { throw failure }
     }
 

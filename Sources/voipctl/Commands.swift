@@ -16,7 +16,7 @@ struct Commands {
         case "launch": return try launch()
         case "status": return try statusCommand()
         case "sockets": return try socketsCommand()
-        case "background", "foreground", "interrupt", "interrupt-end", "terminate", "kill", "reclaim", "forget":
+        case "background", "foreground", "interrupt", "interrupt-end", "terminate", "kill", "reclaim", "hibernate", "forget":
             return try appCommand()
         case "lock", "unlock": return try lockCommand()
         case "memory-pressure": return try memoryPressure()
@@ -105,9 +105,9 @@ struct Commands {
         let name = try nameArgument(required: true)!
         let verbs: [String: AppVerb] = ["background": .background, "foreground": .foreground, "interrupt": .interrupt,
                                         "interrupt-end": .interruptEnd, "terminate": .terminate, "kill": .kill,
-                                        "reclaim": .reclaim, "forget": .forget]
+                                        "reclaim": .reclaim, "hibernate": .hibernate, "forget": .forget]
         let app = try control().command(verbs[verb]!, name)
-        write(json ? Output.json(AppResult(app: app)) : "\(app.name): \(app.state.rawValue)")
+        write(json ? Output.json(AppResult(app: app)) : verb == "hibernate" ? Output.hibernated(app) : "\(app.name): \(Output.state(of: app))")
         return .ok
     }
 

@@ -27,8 +27,9 @@ enum Output {
     }
 
     static func apps(_ apps: [AppStatus]) -> String {
-        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "CONNECTED", "CALL", "REASON"], apps.map { app in
-            [app.name, app.pid.map(String.init) ?? "-", app.state.rawValue, "\(app.voipSockets)", "\(app.wakes)",
+        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "RESIDENT", "SWAPPED", "CONNECTED", "CALL", "REASON"], apps.map { app in
+            [app.name, app.pid.map(String.init) ?? "-", state(of: app), "\(app.voipSockets)", "\(app.wakes)",
+             app.residentBytes.map(TopValue.bytes) ?? "-", app.swappedBytes.map(TopValue.bytes) ?? "-",
              app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-", app.terminationReason?.description ?? ""]
         }) + apps.compactMap(adoption).joined()
     }
@@ -43,6 +44,26 @@ enum Output {
         if let activity = adoption.activity { lines.append("  activity: \(activity)") }
         if let warning = adoption.warning { lines.append("  warning: \(warning)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The state, with a suspended app's hibernation: `hibernated` (a kind of suspended).
+    static func state(of app: AppStatus) -> String {
+        guard let hibernation = app.hibernation else { return app.state.rawValue }
+        switch hibernation.state {
+        case .pagingOut: return "hibernating"
+        case .hibernated: return hibernation.swap == nil ? "hibernated (no swap)" : "hibernated"
+        case .overLimit: return "suspended (over hibernation limit)"
+        }
+    }
+
+    /// What `voipctl hibernate` did.
+    static func hibernated(_ app: AppStatus) -> String {
+        let memory = "resident \(app.residentBytes.map(TopValue.bytes) ?? "-"), swapped \(app.swappedBytes.map(TopValue.bytes) ?? "-")"
+        guard let hibernation = app.hibernation, hibernation.state == .hibernated else { return "\(app.name): \(state(of: app)) (\(memory))" }
+        guard let swap = hibernation.swap else {
+            return "\(app.name): hibernated without swap: only file-backed pages were paged out; anonymous memory stays resident (\(memory))"
+        }
+        return "\(app.name): hibernated into \(swap) (\(memory))"
     }
 
     static func sockets(_ sockets: [HeldSocketStatus]) -> String {

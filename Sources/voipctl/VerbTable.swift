@@ -151,6 +151,7 @@ enum VerbTable {
             move("terminate", "willTerminate, then SIGKILL"),
             move("kill", "force quit: SIGKILL, no event"),
             move("reclaim", "reclaim a suspended app's sockets"),
+            move("hibernate", "page a suspended app's memory out"),
             move("forget", "drop a dead app, close its sockets"),
             VerbSpec(name: "top", section: .apps, options: [
                 OptionSpec("--interval", value: ("SECONDS", .text), "how often CPU and memory are read again (default 2)"),

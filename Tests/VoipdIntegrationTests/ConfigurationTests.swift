@@ -53,6 +53,10 @@ struct ConfigurationTests {
             // Found by Tests/Fuzz: Durations beyond their range trapped instead.
             (#"{"timings": {"relaunchThrottleMaximum": 6e200}}"#, #"key "timings.relaunchThrottleMaximum": must be a number of seconds from 0 to 31536000 (a year)"#),
             (#"{"timeScale": 1e300}"#, #"key "timeScale": must be more than 0 and at most 52560"#),
+            (#"{"hibernation": {"dirtyLimitMb": 16}}"#, #"key "hibernation.dirtyLimitMb": unknown key"#),
+            (#"{"hibernation": {"dirtyLimitMB": -1}}"#, #"key "hibernation.dirtyLimitMB": must be a number of MiB from 0 to 1048576"#),
+            (#"{"hibernation": {"sliceMB": 0}}"#, #"key "hibernation.sliceMB": must be a number of MiB from 0.0625 to 1024"#),
+            (#"{"hibernation": {"sliceMB": "4"}}"#, #"key "hibernation.sliceMB": must be a number"#),
           ])
     func invalidConfiguration(file: String, error: String) throws {
         let files = try Files()

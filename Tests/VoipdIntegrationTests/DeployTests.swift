@@ -54,6 +54,11 @@ struct DeployTests {
             #expect(timings[name] == defaults[keyPath: keyPath].seconds, "timings.\(name)")
         }
         #expect(timings["reclaimAfterSuspension"] == (defaults.reclaimAfterSuspension?.seconds ?? 0))
+        #expect(timings["hibernateAfterSuspension"] == (defaults.hibernateAfterSuspension?.seconds ?? 0))
+        let hibernation = try #require(file["hibernation"] as? [String: Any])
+        #expect(Set(hibernation.keys) == HibernationFile.keys)
+        let resolved = HibernationFile(dirtyLimitMB: hibernation["dirtyLimitMB"] as? Double, sliceMB: hibernation["sliceMB"] as? Double)
+        #expect(try resolved.resolve().get() == HibernationSettings())
         let limits = try #require(file["limits"] as? [String: Double])
         #expect(limits.keys.sorted() == DaemonLimits.names.sorted())
         for name in DaemonLimits.names { #expect(limits[name] == DaemonLimits().value(name), "limits.\(name)") }

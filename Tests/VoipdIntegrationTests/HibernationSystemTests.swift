@@ -79,6 +79,9 @@ struct HibernationPageOutTests {
     @Test("without swap only pages backed by files go: the anonymous memory stays resident",
           .enabled(if: (try? SwapSpace.current().areas.isEmpty) == true, "swap is on: the case without it cannot be shown"))
     func withoutSwap() throws {
+        // No test's swap area comes and goes meanwhile.
+        let noSwap = try SwapTestLock.withoutSwap()
+        defer { withExtendedLifetime(noSwap) {} }
         let app = try StandaloneTestApp(name: "hibernate-noswap")
         defer { app.stop() }
         try app.handle.send(.fillMemory(megabytes: 10, seed: 3))

@@ -34,7 +34,8 @@ extension Daemon {
         }
         let candidates = apps.values.compactMap { app -> JetsamCandidate? in
             guard let process = app.process, app.lifecycle.phase.isAlive, app.lifecycle.pendingTermination == nil else { return nil }
-            return JetsamCandidate(name: app.name, state: app.lifecycle.state, residentBytes: ProcFS.residentBytes(of: process.pid) ?? 0)
+            return JetsamCandidate(name: app.name, state: app.lifecycle.state, residentBytes: ProcFS.residentBytes(of: process.pid) ?? 0,
+                                   overHibernationLimit: isOverHibernationLimit(app))
         }
         let victims = Array(jetsamOrder(candidates, level: level).prefix(count))
         for name in victims {

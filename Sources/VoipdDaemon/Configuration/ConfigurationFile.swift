@@ -57,18 +57,22 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var suspension: String?
     /// Where the apps' cgroups go, for the cgroup freezer.
     public var cgroupDirectory: String?
+    /// How suspended apps are hibernated.
+    public var hibernation: HibernationFile?
 
     public init() {}
 
     /// The keys a file may have.
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
                                            "eventHistory", "memoryPressureTrigger", "appsDirectory",
-                                           "stateDirectory", "limits", "suspension", "cgroupDirectory"]
+                                           "stateDirectory", "limits", "suspension", "cgroupDirectory",
+                                           "hibernation"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
         try decode(read(path), file: path, as: ConfigurationFile.self, keys: keys,
-                   nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names)])
+                   nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names),
+                            "hibernation": HibernationFile.keys])
     }
 
     /// The largest configuration file or manifest read.
@@ -152,6 +156,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         if let extra = other.limits { result.limits = (limits ?? [:]).merging(extra) { $1 } }
         result.suspension = other.suspension ?? suspension
         result.cgroupDirectory = other.cgroupDirectory ?? cgroupDirectory
+        if let extra = other.hibernation { result.hibernation = (hibernation ?? HibernationFile()).overlaid(by: extra) }
         return result
     }
 
@@ -231,6 +236,12 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         }
         if configuration.limits.totalQueueBytes < configuration.limits.clientQueueBytes {
             throw fail("limits.totalQueueBytes", "must be at least limits.clientQueueBytes (\(configuration.limits.clientQueueBytes))")
+        }
+        if let hibernation {
+            switch hibernation.resolve() {
+            case .success(let settings): configuration.hibernation = settings
+            case .failure(let error): throw fail("hibernation.\(error.key)", error.message)
+            }
         }
         return configuration
     }

@@ -33,6 +33,8 @@ public struct DaemonConfiguration: Sendable {
     public var suspension = SuspensionChoice.auto
     /// Where the apps' cgroups go (nil: voipd's own cgroup when it is delegated to it).
     public var cgroupDirectory: String?
+    /// How suspended apps are hibernated.
+    public var hibernation = HibernationSettings()
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()

@@ -22,6 +22,8 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case helloTimeout(UInt64)
     /// Sample an adopted program's activity (and look at its sockets) while it runs in the background.
     case adoption(String)
+    /// Page out the next slice of the hibernations under way (at the next turn of the loop).
+    case hibernationSlice
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
@@ -59,6 +61,8 @@ public final class Daemon {
     var locked = false
     var memoryPressure: DescriptorBox?
     var memoryPressureToken: UInt64 = 0
+    /// Suspended apps hibernated, being paged out, or too large for it.
+    let hibernations = Hibernations()
     var running = true
     let notifier: ServiceNotifier
     /// Inputs raised while performing actions, fed once the current batch is done, so the
@@ -271,6 +275,8 @@ public final class Daemon {
                 helloTimeoutFired(id)
             case .adoption(let name):
                 if let app = apps[name] { adoptionTimerFired(app) }
+            case .hibernationSlice:
+                pageOutSlice()
             }
         }
     }
@@ -362,7 +368,9 @@ public final class Daemon {
     private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumed: Bool) {
         for action in actions {
             switch action {
-            case .resume: if !resumed { resume(app) }
+            case .resume:
+                if !resumed { resume(app) }
+                resumedFromHibernation(app)
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .markSockets: markSockets(of: app)
@@ -375,7 +383,7 @@ public final class Daemon {
             case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
             case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
             case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
-            case .hibernate(let reason): hibernate(app, reason: reason)
+            case .hibernate(let requested, let reason): hibernate(app, requested: requested, reason: reason)
             case .transition(let from, let to, let reason): recordTransition(app, from: from, to: to, reason: reason)
             }
         }

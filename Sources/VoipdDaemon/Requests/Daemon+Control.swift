@@ -19,15 +19,23 @@ extension Daemon {
 
     func status(of app: AppRecord) -> AppStatus {
         let lifecycle = app.lifecycle
+        // VmRSS and VmSwap from /proc/PID/status: no walk of the app's pages.
+        let memory: MemoryCounters?
+        do {
+            memory = try app.process.map { try MemoryCounters.of($0.pid) }
+        } catch {
+            memory = nil
+        }
         var status = AppStatus(
             name: app.name, pid: app.process.map { Int32($0.pid) }, state: lifecycle.state,
             voipSockets: registry.count(of: app.name), wakes: lifecycle.wakeCount, connected: app.client != nil,
             uid: app.uid, launchedByVoipd: app.launch != nil, terminationReason: lifecycle.terminationReason,
             backgroundTasks: lifecycle.openTasks.count, keepAliveSeconds: lifecycle.keepAliveInterval.map { $0.seconds / configuration.timeScale },
             launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
-            residentBytes: app.process.flatMap { ProcFS.residentBytes(of: $0.pid) }, since: app.since,
+            residentBytes: memory?.resident, since: app.since,
             arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)),
-            inCallSeconds: lifecycle.callStartedAt.map { (now - $0).seconds / configuration.timeScale })
+            inCallSeconds: lifecycle.callStartedAt.map { (now - $0).seconds / configuration.timeScale },
+            swappedBytes: memory?.swapped, hibernation: hibernationStatus(of: app))
         status.adoption = app.adoption?.status
         return status
     }
@@ -61,6 +69,9 @@ extension Daemon {
         case .terminate: input = .terminateRequested
         case .kill: input = .killRequested
         case .reclaim: input = .reclaimRequested
+        case .hibernate:
+            log.info("\(app.name): hibernate requested by pid \(client.credentials.pid)")
+            return try hibernateRequested(app, request: request.id, from: client)
         case .forget: return try forget(app, request: request.id, client: client)
         }
         log.info("\(app.name): \(request.verb.rawValue) requested by pid \(client.credentials.pid)")

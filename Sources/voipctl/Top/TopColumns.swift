@@ -6,7 +6,7 @@ extension TopColumn {
     static let all: [TopColumn] = [
         TopColumn("NAME", "name", width: 14, .left) { .text($0.status.name) },
         TopColumn("PID", "pid", width: 7) { $0.status.pid.map { .count(Int($0)) } ?? .missing },
-        TopColumn("STATE", "state", width: 10, .left) { .text($0.status.state.rawValue) },
+        TopColumn("STATE", "state", width: 10, .left) { .text(Output.state(of: $0.status)) },
         TopColumn("FOR", "secondsInState", width: 6) { .elapsed($0.secondsInState) },
         TopColumn("SOCK", "voipSockets", width: 4) { .count($0.status.voipSockets) },
         TopColumn("WAKES", "wakes", width: 5) { .count($0.status.wakes) },

@@ -13,7 +13,7 @@ struct HibernationTests {
         #expect(stop.startDelay(of: .hibernate) == .seconds(60))
         let fired = driver.feed(.timerFired(.hibernate), after: .seconds(60))
         #expect(fired.steps == [.hibernate])
-        #expect(fired.actions.contains(.hibernate(reason: "suspended for 60.0 s")))
+        #expect(fired.actions.contains(.hibernate(requested: false, reason: "suspended for 60.0 s")))
         #expect(driver.phase == .suspended)
     }
 

@@ -1,0 +1,159 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdProtocol
+import VoipdSystem
+import VoipdTestSupport
+
+/// Issue 13 through voipd: a suspended test app with a VoIP socket and memory filled with a
+/// known pattern is hibernated into a swap area the test sets up, woken by data on its
+/// socket, answers, and reads its memory back intact.
+@Suite("Hibernation through voipd", .serialized)
+struct HibernationDaemonTests {
+    static let invite = "INVITE sip:phone@voipd.invalid SIP/2.0\r\nContent-Length: 0\r\n\r\n"
+
+    /// A test app with a VoIP socket and `megabytes` of patterned memory, suspended.
+    private static func suspendedApp(_ harness: DaemonHarness, _ name: String, megabytes: Int, peer: TCPPeer)
+        throws -> (app: TestAppHandle, remote: PeerConnection, checksum: UInt64) {
+        // The test ends the wake itself, once the app has answered and read its memory.
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, name, peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        try app.send(.fillMemory(megabytes: megabytes, seed: UInt64(megabytes) &* 7919))
+        let filled = try app.expect(\.filledMemory, timeout: .seconds(120))
+        try WakePathTests.suspend(harness, app)
+        return (app, remote, filled.checksum)
+    }
+
+    /// Data on the VoIP socket wakes the app; it reads it, answers, and its memory is as written.
+    private static func wakeAndCheck(_ app: TestAppHandle, _ remote: PeerConnection, checksum: UInt64) throws {
+        try remote.write(invite)
+        let event = try app.expectEvent(.voipSocketReadable)
+        #expect(event.socket?.name == "sip")
+        #expect(try app.expectRead("sip") == .data(invite))
+        try app.send(.write(socket: "sip", data: "SIP/2.0 180 Ringing"))
+        #expect(try remote.read() == "SIP/2.0 180 Ringing")
+        try app.send(.checksumMemory)
+        #expect(try app.expect(\.memoryChecksum, timeout: .seconds(120)) == checksum, "the memory came back intact")
+        try app.send(.acknowledge(eventID: event.id))
+    }
+
+    @Test("voipctl hibernate pages a suspended 10 MB app out into zram; data on its VoIP socket wakes it, it answers, its memory intact",
+          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"))
+    func byRequest() throws {
+        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
+        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        defer { #expect(throws: Never.self) { try swap.remove() } }
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        let before = try harness.status("phone")
+        #expect(before.hibernation == nil && before.swappedBytes == 0)
+
+        let hibernated = try harness.control.command(.hibernate, "phone")
+        #expect(hibernated.state == .suspended, "hibernated is a kind of suspended")
+        #expect(hibernated.hibernation?.state == .hibernated)
+        #expect(hibernated.hibernation?.swap?.hasPrefix(swap.zramDevice ?? "?") == true, "\(String(describing: hibernated.hibernation))")
+        let size: UInt64 = 10 << 20
+        #expect((hibernated.swappedBytes ?? 0) >= size, "VmSwap: \(String(describing: hibernated.swappedBytes))")
+        #expect((before.residentBytes ?? 0) >= (hibernated.residentBytes ?? .max) + size,
+                "VmRSS \(String(describing: before.residentBytes)) → \(String(describing: hibernated.residentBytes))")
+        #expect(processState(app.pid) == "T", "paging out does not resume it")
+        let table = try ControlToolTests.voipctl(harness, "status")
+        #expect(table.output.contains("hibernated"), "\(table.output)")
+        #expect(harness.log.contains("phone: hibernated (hibernate requested)"), "\(harness.log)")
+
+        try Self.wakeAndCheck(app, remote, checksum: checksum)
+        #expect(try harness.status("phone").hibernation == nil, "woken, it is no longer hibernated")
+        #expect(harness.log.contains("phone: woken from hibernation"))
+    }
+
+    @Test("after hibernateAfterSuspension a suspended 10 MB app is hibernated by itself, into a swap file, and wakes intact",
+          .enabled(if: isRoot || runningUnderCI, "needs root (with CI=true its absence is a failure)"))
+    func byTimer() throws {
+        try #require(isRoot, "swapon needs root")
+        let directory = try makeTemporaryDirectory("voipd-swapfile")
+        defer { removeTree(directory) }
+        let swap = try TemporarySwap(.file(directory: directory), megabytes: 256)
+        defer { #expect(throws: Never.self) { try swap.remove() } }
+        let harness = try DaemonHarness(arguments: ["--timing", "hibernateAfterSuspension=0.5"])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        try waitForText("phone: hibernated (suspended for 0.5 s)", in: harness.logPath)
+        let status = try harness.status("phone")
+        #expect(status.hibernation?.state == .hibernated)
+        #expect(status.hibernation?.swap == "file \(swap.path)")
+        #expect((status.swappedBytes ?? 0) >= 10 << 20)
+        try Self.wakeAndCheck(app, remote, checksum: checksum)
+    }
+
+    @Test("a 100 MB app is over the 16 MB limit: it stays suspended, says so, and memory pressure ends it before a hibernated one",
+          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"))
+    func overLimit() throws {
+        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
+        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 512)
+        defer { #expect(throws: Never.self) { try swap.remove() } }
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let small = try Self.suspendedApp(harness, "small", megabytes: 10, peer: peer)
+        _ = try Self.suspendedApp(harness, "large", megabytes: 100, peer: peer)
+        #expect(try harness.control.command(.hibernate, "small").hibernation?.state == .hibernated)
+        let resident = try harness.status("large").residentBytes ?? 0
+
+        #expect(throws: VoipdError.self, "refused, with the reason") { try harness.control.command(.hibernate, "large") }
+        let large = try harness.status("large")
+        #expect(large.state == .suspended)
+        #expect(large.hibernation?.state == .overLimit)
+        #expect((large.hibernation?.dirtyBytes ?? 0) >= 100 << 20)
+        #expect(large.hibernation?.limitBytes == 16 << 20)
+        #expect(large.swappedBytes == 0 && (large.residentBytes ?? 0) + (1 << 20) >= resident, "nothing of it was paged out")
+        #expect(harness.log.contains("large: stays suspended: "), "\(harness.log)")
+
+        #expect(try harness.control.system(.memoryPressure, count: 1) == ["large"])
+        #expect(try harness.waitForState("large", .terminated).reason.hasPrefix("memoryPressure"))
+        // The hibernated app was not touched: still hibernated, and intact when woken.
+        #expect(try harness.status("small").hibernation?.state == .hibernated)
+        try Self.wakeAndCheck(small.app, small.remote, checksum: small.checksum)
+    }
+
+    @Test("without swap, voipctl hibernate pages out only what files back, and says so; the timer does nothing",
+          .enabled(if: (try? SwapSpace.current().areas.isEmpty) == true, "swap is on: the case without it cannot be shown"))
+    func withoutSwap() throws {
+        // No test's swap area comes and goes meanwhile.
+        let noSwap = try SwapTestLock.withoutSwap()
+        defer { withExtendedLifetime(noSwap) {} }
+        let harness = try DaemonHarness(arguments: ["--timing", "hibernateAfterSuspension=0.2"])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        try waitForText("no swap space: suspended apps are not hibernated", in: harness.logPath)
+        #expect(try harness.status("phone").hibernation == nil, "the timer hibernated nothing")
+
+        let result = try ControlToolTests.voipctl(harness, "hibernate", "phone")
+        #expect(result.status == 0)
+        #expect(result.output.contains("hibernated without swap: only file-backed pages were paged out"), "\(result.output)")
+        let status = try harness.status("phone")
+        #expect(status.hibernation?.state == .hibernated && status.hibernation?.swap == nil)
+        #expect(status.swappedBytes == 0)
+        #expect(try ControlToolTests.voipctl(harness, "status").output.contains("hibernated (no swap)"))
+        #expect(harness.log.contains("phone: no swap: "), "\(harness.log)")
+        try Self.wakeAndCheck(app, remote, checksum: checksum)
+    }
+
+    @Test("only a suspended app is hibernated", arguments: ["active", "background"])
+    func refused(_ state: String) throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        if state == "background" {
+            try app.send(.beginTask(name: "work"))
+            try app.expect(\.taskID)
+            try harness.control.command(.background, "phone")
+            try app.expectEvent(.didEnterBackground)
+        }
+        let result = try ControlToolTests.voipctl(harness, "hibernate", "phone")
+        #expect(result.status == 1)
+        #expect(result.output.contains("only a suspended app is hibernated"), "\(result.output)")
+    }
+}
