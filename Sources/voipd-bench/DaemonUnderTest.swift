@@ -15,7 +15,7 @@ final class DaemonUnderTest {
     private var stopped = false
 
     /// Starts voipd. It inherits the calling thread's CPU affinity, and so do its apps.
-    init(binary: String, directory: String) throws {
+    init(binary: String, directory: String, configurationText: String = "{}\n") throws {
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
         let notifyPath = directory + "/notify.sock"
@@ -28,7 +28,7 @@ final class DaemonUnderTest {
         // Its own configuration, not the machine's: as root, voipd reads /etc/voipd/voipd.json
         // and /etc/voipd/apps.d when voipd is installed.
         let configuration = directory + "/voipd.json"
-        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array("{}\n".utf8))
+        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(configurationText.utf8))
         let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning",
                                         "--config", configuration, "--apps-directory", directory + "/apps.d"])
         let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,

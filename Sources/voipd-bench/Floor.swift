@@ -43,19 +43,25 @@ struct FloorProgram {
     }
 }
 
-/// The kernel's floor for the wake path: `wake_floor.c`, run with the same settings as voipd.
+/// The kernel's floor for the wake path: `wake_floor.c` (SIGSTOP), or `freeze_floor.c` (the
+/// cgroup v2 freezer, its cgroups under `freezerRoot`), run with the same settings as voipd.
 struct WakeFloor {
     let program: FloorProgram
+    var freezerRoot: String?
 
     static func build(shared: String, into directory: String) throws -> WakeFloor {
         WakeFloor(program: try FloorProgram.build("wake_floor", shared: shared, into: directory))
+    }
+
+    static func buildFreezer(shared: String, into directory: String, root: String) throws -> WakeFloor {
+        WakeFloor(program: try FloorProgram.build("freeze_floor", shared: shared, into: directory), freezerRoot: root)
     }
 
     /// Runs it (`-n children -m wakes -c cpu -s seed -q`, and `-P` when the supervisor
     /// writes the stamps itself).
     func run(children: Int, wakes: Int, placement: CPUPlacement, seed: UInt64, supervisorIsPeer: Bool = false) throws -> [String: Double] {
         try program.run(["-n", "\(children)", "-m", "\(wakes)", "-c", "\(placement.rawValue)", "-s", "\(seed)", "-q"]
-                            + (supervisorIsPeer ? ["-P"] : []),
+                            + (supervisorIsPeer ? ["-P"] : []) + (freezerRoot.map { ["-v", "2", "-r", $0] } ?? []),
                         required: ["wake_total_p50", "wake_total_p99"])
     }
 }

@@ -12,14 +12,19 @@ enum WakeBenchmark {
     private static func run(_ options: WakeOptions) throws {
         let voipd = try options.voipd ?? BenchPaths.buildVoipd()
         let directory = try TemporaryDirectory()
-        let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
+        guard !options.freezer || geteuid() == 0 else { throw BenchError("--suspension freezer makes cgroups: it needs root") }
+        let cgroups = try options.freezer ? BenchCgroupParent(version: .v2, configured: nil) : nil
+        defer { cgroups?.remove() }
+        let floor = try cgroups.map { try WakeFloor.buildFreezer(shared: options.shared, into: directory.path, root: $0.mount.mountPoint) }
+            ?? WakeFloor.build(shared: options.shared, into: directory.path)
         progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(loadAverage())")
         var idleMeasured = options.idleSeconds == 0
         for placement in options.placements {
             for apps in options.appCounts {
                 let idle = !idleMeasured && apps == options.idleApps ? options.idleSeconds : 0
                 let (result, idleResult) = try measure(apps: apps, placement: placement, wakes: options.wakes, idleSeconds: idle,
-                                                       options: options, voipd: voipd, floor: floor, directory: directory.path)
+                                                       options: options, voipd: voipd, floor: floor, directory: directory.path,
+                                                       cgroups: cgroups)
                 emit(options.json ? result.json : result.line)
                 if let idleResult {
                     emit(options.json ? idleResult.json : idleResult.line)
@@ -29,7 +34,7 @@ enum WakeBenchmark {
         }
         if !idleMeasured {
             let (_, idleResult) = try measure(apps: options.idleApps, placement: .scheduler, wakes: 0, idleSeconds: options.idleSeconds,
-                                              options: options, voipd: voipd, floor: nil, directory: directory.path)
+                                              options: options, voipd: voipd, floor: nil, directory: directory.path, cgroups: cgroups)
             if let idleResult { emit(options.json ? idleResult.json : idleResult.line) }
         }
         progress("done; load average \(loadAverage())")
@@ -38,16 +43,22 @@ enum WakeBenchmark {
     /// One configuration: a fresh voipd placed as asked, its apps suspended, then
     /// alternating runs of the floor and of the timed wakes; and the idle window if asked.
     private static func measure(apps: Int, placement: CPUPlacement, wakes: Int, idleSeconds: Int, options: WakeOptions,
-                                voipd: String, floor: WakeFloor?, directory: String) throws -> (WakeResult, IdleResult?) {
-        let result = WakeResult(apps: apps, placement: placement, wakes: wakes, controlFlood: options.controlFlood)
+                                voipd: String, floor: WakeFloor?, directory: String,
+                                cgroups: BenchCgroupParent?) throws -> (WakeResult, IdleResult?) {
+        let result = WakeResult(apps: apps, placement: placement, wakes: wakes, controlFlood: options.controlFlood,
+                                freezer: cgroups != nil)
         // voipd inherits this thread's CPU mask, and its apps inherit voipd's.
         try pinCurrentThread(to: placement.supervisorCPU)
-        let daemon = try DaemonUnderTest(binary: voipd, directory: directory)
+        let appCgroups = cgroups.map { $0.freezer.directory + "/voipd" }
+        let daemon = try DaemonUnderTest(binary: voipd, directory: directory, configurationText: appCgroups.map {
+            #"{"suspension": "freezer", "cgroupDirectory": "\#($0)"}"# + "\n"
+        } ?? "{}\n")
         var fleet: AppFleet?
         defer {
             // voipd resumes its apps as it stops; whatever is left is killed.
             daemon.stop()
             fleet?.killAll()
+            if let appCgroups { removeAppCgroups(appCgroups) }
         }
         do {
             fleet = try AppFleet(daemon: daemon, directory: directory)
@@ -100,5 +111,28 @@ enum WakeBenchmark {
     /// The first three fields of /proc/loadavg.
     static func loadAverage() -> String {
         (ProcFS.read("/proc/loadavg") ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
+    }
+}
+
+/// Removes the app cgroups voipd made in `directory` and the directory: each thawed, its
+/// processes killed and gone first (the apps of a stopped voipd are not its business any more).
+func removeAppCgroups(_ directory: String) {
+    let freezer = CgroupFreezer(version: .v2, directory: directory, origin: .configured)
+    do {
+        for name in try freezer.appsWithCgroups() {
+            let cgroup = try freezer.openAppCgroup(for: name)
+            try cgroup.thaw()
+            let deadline = MonotonicInstant.now + .seconds(10)
+            while try cgroup.isPopulated() {
+                guard MonotonicInstant.now < deadline else { throw BenchError("\(cgroup.path) still has processes after 10 s") }
+                try cgroup.killAll()
+                var watched = pollfd(fd: cgroup.stateFile.rawValue, events: Int16(POLLPRI), revents: 0)
+                _ = poll(&watched, 1, 100)
+            }
+            try cgroup.remove()
+        }
+        if rmdir(directory) != 0 { throw Errno.current("rmdir(\(directory))") }
+    } catch {
+        progress("cannot remove the app cgroups in \(directory): \(error)")
     }
 }

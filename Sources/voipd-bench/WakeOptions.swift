@@ -13,11 +13,13 @@ struct WakeOptions {
     var voipd: String?
     /// Threads flooding voipd with `status` requests while the wakes are timed (0: none).
     var controlFlood = 0
+    /// How voipd suspends the apps: with signals, or the cgroup freezer (against freeze_floor.c).
+    var freezer = false
 
     static let usage = """
     usage: voipd-bench wake [--wakes N] [--apps N,N,...] [--cpu C,C,...] [--runs N]
                             [--idle-apps N] [--idle-seconds S] [--seed S] [--json]
-                            [--control-flood N] [--shared PATH] [--voipd PATH]
+                            [--control-flood N] [--suspension signal|freezer] [--shared PATH] [--voipd PATH]
 
     Measures voipd's wake path (a peer's write to a suspended app's VoIP socket until the
     app's read returns) against the kernel's floor (SHARED/bench/wake_floor.c, built with
@@ -36,6 +38,10 @@ struct WakeOptions {
       --control-flood N  while voipd's wakes are timed, N threads each ask it for the status
                          of every app as fast as it answers, on connections of their own
                          (default 0: none; the floor runs without them)
+      --suspension S     signal (default): voipd stops the apps with SIGSTOP, against
+                         wake_floor.c; freezer: voipd freezes each app's cgroup (in a cgroup
+                         v2 directory of the bench's own, removed at the end; needs root),
+                         against freeze_floor.c
       --json             one JSON object per line: one per configuration, one for the idle test
       --shared PATH      the directory holding bench/wake_floor.c (default: ../shared
                          next to the package)
@@ -87,6 +93,12 @@ struct WakeOptions {
                 guard let seed = UInt64(text) else { throw UsageError(description: "--seed needs a number, not \(text)") }
                 options.seed = seed
             case "--control-flood": options.controlFlood = try number(argument, minimum: 0)
+            case "--suspension":
+                switch try value(argument) {
+                case "signal": options.freezer = false
+                case "freezer": options.freezer = true
+                case let other: throw UsageError(description: "--suspension: signal or freezer, not \(other)")
+                }
             case "--json": options.json = true
             case "--shared": options.shared = try value(argument)
             case "--voipd": options.voipd = try value(argument)

@@ -9,6 +9,8 @@ struct WakeResult {
     /// second it answered them in each run.
     var controlFlood = 0
     var floodRates: [Double] = []
+    /// voipd froze the apps' cgroups (against freeze_floor.c) rather than stopping them.
+    var freezer = false
     /// (p50, p99) in microseconds, one per run.
     var ours: [(p50: Double, p99: Double)] = []
     var floor: [(p50: Double, p99: Double)] = []
@@ -28,7 +30,7 @@ struct WakeResult {
     var line: String {
         let runs = ours.count > 1 ? " (medians of \(ours.count) runs)" : ""
         let flood = controlFlood > 0 ? " flood=\(controlFlood) (\(Int(median(floodRates))) status/s)" : ""
-        return "config apps=\(apps) cpu=\(placement.rawValue)\(flood): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
+        return "config apps=\(apps) cpu=\(placement.rawValue)\(freezer ? " suspension=freezer" : "")\(flood): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
             + " | floor p50 \(fixed(floorP50)) us p99 \(fixed(floorP99)) us"
             + " | ratio p50 \(fixed(ratioP50, 2)) p99 \(fixed(ratioP99, 2))\(runs)"
     }
@@ -36,6 +38,7 @@ struct WakeResult {
     var json: String {
         jsonObject([
             ("test", "\"wake\""), ("apps", "\(apps)"), ("cpu_mode", "\(placement.rawValue)"), ("wakes", "\(wakes)"),
+            ("suspension", freezer ? "\"freezer\"" : "\"signal\""),
             ("control_flood_threads", "\(controlFlood)"), ("control_flood_status_per_s", floodRates.isEmpty ? "0" : fixed(median(floodRates), 0)),
             ("runs", "\(ours.count)"), ("p50_us", fixed(p50)), ("p99_us", fixed(p99)),
             ("floor_p50_us", fixed(floorP50)), ("floor_p99_us", fixed(floorP99)),

@@ -75,7 +75,7 @@ extension Daemon {
         guard let freezer = suspender.freezer else { return nil }
         do {
             return AppCgroupBox(try freezer.makeAppCgroup(for: app.name))
-        } catch Errno(EBUSY) {
+        } catch Errno.resourceBusy {
             // Processes of an earlier run are still in it (helpers of a process that ended):
             // they go, and the launch is refused rather than mixed with them.
             let leftover = try freezer.openAppCgroup(for: app.name)
@@ -114,7 +114,7 @@ extension Daemon {
                 try box.cgroup.killAll()
             }
             try box.cgroup.remove()
-        } catch Errno(EBUSY) {
+        } catch Errno.resourceBusy {
             log.info("\(app.name): its cgroup \(box.cgroup.path) still has processes, killed; removed at its next launch")
         } catch {
             log.warning("\(app.name): cannot remove its cgroup \(box.cgroup.path): \(error)")
