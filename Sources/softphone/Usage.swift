@@ -21,7 +21,9 @@ enum Usage {
       --listen ADDRESS:PORT       a Contact at this numeric address: a listening TCP socket
                                   there ("sip-listener"; the registrar may open a new
                                   connection to it: "sip-in-N") or the UDP socket bound
-                                  there, receiving from anyone; port 0 for any free port
+                                  there, receiving from anyone; port 0 for any free port.
+                                  voipd refuses to hold these for now (logged): while
+                                  suspended, nothing arriving there wakes the phone
       --answer-after SECONDS      how long it rings before answering (default 1)
       --hang-up-after SECONDS     hang up (BYE) this long after the call is established
       --presence HOST:PORT        keep an ordinary TCP connection there, polled in the

@@ -39,10 +39,11 @@ struct SoftphoneBaresipCallerTests {
         let text = ProcFS.read(logPath) ?? ""
         #expect(text.contains("sip: received INVITE sip:alice@"), "\(text)")
         try waitForText("sip: hanging up after", in: logPath, timeout: .seconds(10))
+        #expect(ProcFS.read(logPath)?.contains("lifecycle: audio session active: in a call") == true, "in a call, not on background time")
         let events = try harness.control.events("phone")
         let woken = try #require(events.last { $0.from == .suspended }, "\(events)")
         #expect(woken.to == .background && woken.reason.contains("sip"), "\(woken)")
-        // Suspended again once the call, and with it the background task, is over.
+        // Suspended again once the call, and with it the audio session, is over.
         try harness.waitForState("phone", .suspended, timeout: .seconds(15))
         #expect(processState(pid) == "T")
         #expect(network.read("bob.log").contains("Call established"))
