@@ -33,12 +33,15 @@ public struct AppStatus: Codable, Sendable, Equatable {
     public var suspension: String?
     /// In a call (its audio session is active) for this many seconds; nil: not in a call.
     public var inCallSeconds: Double?
+    /// Whether data can wake it: a VoIP socket is held for it. Nil when its manifest says
+    /// `"reachable": false` (it is meant to be suspended unreachable).
+    public var reachable: Bool?
 
     public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
                 launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,
                 launches: Int, reclaimedSockets: Int, residentBytes: UInt64?, since: Double, arguments: [String]?,
                 suspension: String? = nil, inCallSeconds: Double? = nil, swappedBytes: UInt64? = nil,
-                hibernation: HibernationStatus? = nil) {
+                hibernation: HibernationStatus? = nil, reachable: Bool? = nil) {
         self.name = name
         self.pid = pid
         self.state = state
@@ -59,6 +62,7 @@ public struct AppStatus: Codable, Sendable, Equatable {
         self.inCallSeconds = inCallSeconds
         self.swappedBytes = swappedBytes
         self.hibernation = hibernation
+        self.reachable = reachable
     }
 
     /// For an adopted program: its rules, the sockets voipd holds for it and what it last

@@ -27,10 +27,11 @@ enum Output {
     }
 
     static func apps(_ apps: [AppStatus]) -> String {
-        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "RESIDENT", "SWAPPED", "CONNECTED", "CALL", "REASON"], apps.map { app in
+        table(["NAME", "PID", "STATE", "SOCKETS", "WAKES", "RESIDENT", "SWAPPED", "CONNECTED", "CALL", "REACHABLE", "REASON"], apps.map { app in
             [app.name, app.pid.map(String.init) ?? "-", state(of: app), "\(app.voipSockets)", "\(app.wakes)",
              app.residentBytes.map(TopValue.bytes) ?? "-", app.swappedBytes.map(TopValue.bytes) ?? "-",
-             app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-", app.terminationReason?.description ?? ""]
+             app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-",
+             app.reachable.map { $0 ? "yes" : "NO" } ?? "-", app.terminationReason?.description ?? ""]
         }) + apps.compactMap(adoption).joined()
     }
 

@@ -48,11 +48,14 @@ public struct AppManifest: Codable, Sendable, Equatable {
     /// Whether it may stay running in the background while in a call, its audio session
     /// active (default true); false: it is suspended as usual, call or not.
     public var calls: Bool?
+    /// Whether it is meant to be reachable when suspended (default true): false says that
+    /// an app with no VoIP socket is suspended on purpose, and voipd does not warn.
+    public var reachable: Bool?
 
     static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
                                     "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges",
                                     "adopt", "quietWindowSeconds", "quietWakeupsPerSecond", "quietCPUMillisecondsPerSecond",
-                                    "keepAliveSeconds", "calls"]
+                                    "keepAliveSeconds", "calls", "reachable"]
     static let knownBackgroundModes: Set<String> = ["voip", "audio"]
 }
 
@@ -75,6 +78,8 @@ public struct ResolvedManifest: Sendable, Equatable {
     public var noNewPrivileges: Bool = true
     /// An adopted program's rules and thresholds; nil for an app that is not adopted.
     public var adoption: AdoptionSettings?
+    /// Whether it is meant to be woken by data when suspended (`"reachable"`, default true).
+    public var expectsReachable: Bool = true
 
     /// A user account, resolved once.
     public struct Account: Sendable, Equatable, Codable {
@@ -156,7 +161,7 @@ public enum ManifestCatalog {
                                 workingDirectory: manifest.workingDirectory, account: account, policy: policy,
                                 socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),
                                 launchAtStart: manifest.launchAtStart ?? false, noNewPrivileges: manifest.noNewPrivileges ?? true,
-                                adoption: adoption)
+                                adoption: adoption, expectsReachable: manifest.reachable ?? true)
     }
 
     /// The adoption keys, checked: nil when `adopt` is absent or empty (and then the other

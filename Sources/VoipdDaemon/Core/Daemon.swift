@@ -449,6 +449,7 @@ public final class Daemon {
 
     private func recordTransition(_ app: AppRecord, from: AppState, to: AppState, reason: String) {
         let record = TransitionRecord(time: wallClockSeconds(), app: app.name, from: from, to: to, reason: reason)
+        if to == .suspended { warnIfUnreachable(app) }
         app.since = record.time
         events.append(record)
         if notifier.isEnabled && !timers.contains(.serviceStatus) { timers.set(.serviceStatus, deadline: now + .seconds(1)) }

@@ -226,6 +226,17 @@ extension Daemon {
         try replyAfter(feed(app, .setAudioSessionActive(request.active)), request.id, to: client, result: EmptyResult())
     }
 
+    /// Whether the app is meant to be woken by data when suspended (its manifest may say not).
+    func expectsReachable(_ app: AppRecord) -> Bool { manifests[app.name]?.expectsReachable ?? true }
+
+    /// Warns when an app is suspended with nothing that can wake it: no VoIP socket is held
+    /// (it never registered one, or never connected), unless its manifest says that is meant.
+    func warnIfUnreachable(_ app: AppRecord) {
+        guard registry.count(of: app.name) == 0, expectsReachable(app) else { return }
+        let keepAlive = app.lifecycle.keepAliveInterval == nil ? "" : " (only its keep-alive will)"
+        log.warning("\(app.name): suspended with no VoIP socket: no data can wake it\(keepAlive); its manifest can say \"reachable\": false if that is meant")
+    }
+
     /// Logs a call's start or end (the status shows it too).
     func noteCall(of app: AppRecord, startedAt: MonotonicInstant?, after input: LifecycleInput) {
         guard let startedAt else { return log.info("\(app.name): in a call (audio session active): not suspended while it lasts") }

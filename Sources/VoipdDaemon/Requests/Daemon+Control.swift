@@ -35,7 +35,8 @@ extension Daemon {
             residentBytes: memory?.resident, since: app.since,
             arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)),
             inCallSeconds: lifecycle.callStartedAt.map { (now - $0).seconds / configuration.timeScale },
-            swappedBytes: memory?.swapped, hibernation: hibernationStatus(of: app))
+            swappedBytes: memory?.swapped, hibernation: hibernationStatus(of: app),
+            reachable: expectsReachable(app) ? registry.count(of: app.name) > 0 : nil)
         status.adoption = app.adoption?.status
         return status
     }

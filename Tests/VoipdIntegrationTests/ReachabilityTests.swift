@@ -1,0 +1,48 @@
+import Foundation
+import Glibc
+import Testing
+import VoipClient
+
+/// Issue 10, part 6: an app suspended with nothing that can wake it is suspended loudly.
+@Suite("Apps nothing can wake", .serialized)
+struct ReachabilityTests {
+    @Test("suspended with no VoIP socket: a warning in the log, REACHABLE NO in voipctl status; with a socket: yes")
+    func unreachableIsReported() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("mute")
+        try WakePathTests.suspend(harness, app)
+        #expect(try harness.status("mute").reachable == false)
+        #expect(harness.log.contains("mute: suspended with no VoIP socket: no data can wake it"), "\(harness.log)")
+        let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "status", "mute"]).output
+        let columns = table.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        let index = try #require(columns.first?.firstIndex(of: "REACHABLE"), "\(table)")
+        #expect(columns.last?[index] == "NO", "\(table)")
+
+        let peer = try harness.makePeer()
+        let (phone, _) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+        try WakePathTests.suspend(harness, phone)
+        #expect(try harness.status("phone").reachable == true)
+        #expect(!harness.log.contains("phone: suspended with no VoIP socket"))
+    }
+
+    @Test("a manifest saying \"reachable\": false: no warning, no reachability reported")
+    func intendedUnreachable() throws {
+        let directory = try makeTemporaryDirectory("voipd-reach")
+        defer { removeTree(directory) }
+        let reports = try ReportServer(path: directory + "/report.sock")
+        mkdir(directory + "/apps.d", 0o755)
+        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], "reachable": false}"#
+        try manifest.write(toFile: directory + "/apps.d/clock.json", atomically: true, encoding: .utf8)
+        let harness = try DaemonHarness(arguments: ["--apps-directory", directory + "/apps.d"])
+        defer { harness.stop() }
+        _ = try harness.control.launchManifest("clock")
+        let app = try reports.accept(name: "clock", timeout: .seconds(20))
+        defer { app.stopProcesses() }
+        try app.expect(\.hello)
+        try harness.control.command(.background, "clock")
+        try harness.waitForState("clock", .suspended)
+        #expect(try harness.status("clock").reachable == nil)
+        #expect(!harness.log.contains("clock: suspended with no VoIP socket"))
+    }
+}
