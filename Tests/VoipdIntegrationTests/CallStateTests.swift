@@ -47,18 +47,9 @@ struct CallStateTests {
 
     @Test("a manifest with \"calls\": false refuses the call state; the app is suspended as usual")
     func manifestForbids() throws {
-        let directory = try makeTemporaryDirectory("voipd-calls")
-        defer { removeTree(directory) }
-        let reports = try ReportServer(path: directory + "/report.sock")
-        mkdir(directory + "/apps.d", 0o755)
-        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], "calls": false}"#
-        try manifest.write(toFile: directory + "/apps.d/mute.json", atomically: true, encoding: .utf8)
-        let harness = try DaemonHarness(arguments: Self.shortBudgets + ["--apps-directory", directory + "/apps.d"])
-        defer { harness.stop() }
-        _ = try harness.control.launchManifest("mute")
-        let app = try reports.accept(name: "mute", timeout: .seconds(20))
-        defer { app.stopProcesses() }
-        try app.expect(\.hello)
+        let rig = try ManifestRig(app: "mute", keys: #""calls": false"#, daemonArguments: Self.shortBudgets)
+        defer { rig.stop() }
+        let (harness, app) = (rig.harness, rig.app)
         try app.send(.audioSession(active: true))
         let refusal = try app.expect(\.audioSessionRefusal)
         #expect(refusal.contains("\"calls\": false"), "\(refusal)")

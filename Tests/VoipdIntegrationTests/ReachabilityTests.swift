@@ -28,18 +28,9 @@ struct ReachabilityTests {
 
     @Test("a manifest saying \"reachable\": false: no warning, no reachability reported")
     func intendedUnreachable() throws {
-        let directory = try makeTemporaryDirectory("voipd-reach")
-        defer { removeTree(directory) }
-        let reports = try ReportServer(path: directory + "/report.sock")
-        mkdir(directory + "/apps.d", 0o755)
-        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], "reachable": false}"#
-        try manifest.write(toFile: directory + "/apps.d/clock.json", atomically: true, encoding: .utf8)
-        let harness = try DaemonHarness(arguments: ["--apps-directory", directory + "/apps.d"])
-        defer { harness.stop() }
-        _ = try harness.control.launchManifest("clock")
-        let app = try reports.accept(name: "clock", timeout: .seconds(20))
-        defer { app.stopProcesses() }
-        try app.expect(\.hello)
+        let rig = try ManifestRig(app: "clock", keys: #""reachable": false"#)
+        defer { rig.stop() }
+        let harness = rig.harness
         try harness.control.command(.background, "clock")
         try harness.waitForState("clock", .suspended)
         #expect(try harness.status("clock").reachable == nil)
