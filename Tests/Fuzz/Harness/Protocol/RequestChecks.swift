@@ -56,6 +56,7 @@ enum RequestChecks {
         case .beginBackgroundTask(let body): return packet(.beginBackgroundTask, body)
         case .endBackgroundTask(let body): return packet(.endBackgroundTask, body)
         case .setKeepAliveTimeout(let body): return packet(.setKeepAliveTimeout, body)
+        case .setAudioSessionActive(let body): return packet(.setAudioSessionActive, body)
         case .launch(let body): return packet(.launch, body)
         case .status(let body): return packet(.status, body)
         case .sockets(let body): return packet(.sockets, body)

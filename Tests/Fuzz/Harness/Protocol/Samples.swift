@@ -30,6 +30,7 @@ enum Samples {
         add("endBackgroundTask", .endBackgroundTask, EndBackgroundTaskRequest(id: 6, task: 1))
         add("setKeepAliveTimeout", .setKeepAliveTimeout, SetKeepAliveRequest(id: 7, seconds: 600.5))
         add("setKeepAliveTimeout-clear", .setKeepAliveTimeout, SetKeepAliveRequest(id: 8, seconds: nil))
+        add("setAudioSessionActive", .setAudioSessionActive, SetAudioSessionActiveRequest(id: 35, active: true))
         add("launch", .launch, LaunchRequest(id: 9, name: "softphone", arguments: ["/usr/bin/softphone", "--user", "alice"],
                                              environment: ["SIP_SERVER=127.0.0.1:5060"], workingDirectory: "/tmp", background: true,
                                              waitForConnection: true, speaksProtocol: true, exitsOnSuspend: false, relaunchOnData: true),

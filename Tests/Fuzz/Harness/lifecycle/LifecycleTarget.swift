@@ -84,7 +84,7 @@ struct LifecycleRun {
         // The daemon fires due timers before it reads what came later, unless both are in
         // the same turn of its loop: then the input may come first, with the timer overdue.
         advance(by: Self.delays[Int(timing & 0x0f) % Self.delays.count], firingTimers: timing & 0x80 == 0)
-        switch choice % 30 {
+        switch choice % 31 {
         case 0: feed(.launched(inBackground: argument & 1 == 1, reason: "fuzz"))
         case 1: feed(.launchFailed("fuzz"))
         case 2: feed(.connected)
@@ -124,7 +124,43 @@ struct LifecycleRun {
         case 27: feed(.policyChanged(FuzzTarget.policy(argument)))
         case 28: feed(.hibernateRequested)
         case 29: feed(.quietMeasured)
+        case 30: feed(.setAudioSessionActive(argument & 1 == 1))
         default: fireEarliestTimer()
+        }
+    }
+
+    /// The choice of `step` that feeds `input`. Never called: its switch has no default, so
+    /// an input added to the machine fails the harness's build here until `step` feeds it.
+    static func choice(feeding input: LifecycleInput) -> [Int] {
+        switch input {
+        case .launched: [0]
+        case .launchFailed: [1]
+        case .connected: [2]
+        case .disconnected: [3]
+        case .foregroundRequested: [4]
+        case .backgroundRequested: [5]
+        case .interruptionBegan: [6]
+        case .interruptionEnded: [7]
+        case .acknowledged: [8, 9]
+        case .stopConfirmed: [10]
+        case .socketReady: [11]
+        case .processExited: [12]
+        case .beginBackgroundTask: [13]
+        case .endBackgroundTask: [14]
+        case .setKeepAlive: [15]
+        case .timerFired: [16, 17]
+        case .terminateRequested: [18]
+        case .killRequested: [19]
+        case .memoryPressureKill: [20]
+        case .reclaimRequested: [21]
+        case .screenLocked: [22]
+        case .screenUnlocked: [23]
+        case .heldSocketsChanged: [24]
+        case .shutdown: [25]
+        case .policyChanged: [27]
+        case .hibernateRequested: [28]
+        case .quietMeasured: [29]
+        case .setAudioSessionActive: [30]
         }
     }
 
