@@ -89,6 +89,15 @@ struct DaemonFreezerTests {
             rig.stop()
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
+        do {
+            try crashWithFrozenApp(rig, scratch)
+        } catch {
+            Issue.record("voipd's log ends:\n\(rig.log.split(separator: "\n").suffix(40).joined(separator: "\n"))")
+            throw error
+        }
+    }
+
+    private func crashWithFrozenApp(_ rig: ServiceRig, _ scratch: ScratchCgroup) throws {
         let extra = ["--config", try Self.freezerConfiguration(in: rig.directory, scratch)]
         let peer = try TCPPeer()
         let first = try RestartRecoveryTests.start(rig, arguments: extra)
