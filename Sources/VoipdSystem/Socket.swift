@@ -244,4 +244,15 @@ public enum Socket {
     public static func shutdownBoth(_ fd: borrowing FileDescriptor) throws(Errno) {
         _ = try valueOrErrno("shutdown") { Glibc.shutdown(fd.rawValue, CInt(SHUT_RDWR)) }
     }
+
+    /// `connect` to an `AF_UNSPEC` address: a TCP connection is reset for every holder of
+    /// the socket (`tcp_disconnect`: the peer gets a RST, what waits in the receive queue is
+    /// dropped and its memory freed, and the holders' next read or write fails with
+    /// `ECONNRESET`); a datagram socket forgets its peer. Needs no privilege beyond a
+    /// descriptor of the socket.
+    public static func disconnect(_ fd: borrowing FileDescriptor) throws(Errno) {
+        var address = sockaddr()
+        address.sa_family = sa_family_t(AF_UNSPEC)
+        _ = try valueOrErrno("connect(AF_UNSPEC)") { Glibc.connect(fd.rawValue, &address, socklen_t(MemoryLayout<sockaddr>.size)) }
+    }
 }

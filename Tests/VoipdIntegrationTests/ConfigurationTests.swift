@@ -57,6 +57,7 @@ struct ConfigurationTests {
             (#"{"hibernation": {"dirtyLimitMB": -1}}"#, #"key "hibernation.dirtyLimitMB": must be a number of MiB from 0 to 1048576"#),
             (#"{"hibernation": {"sliceMB": 0}}"#, #"key "hibernation.sliceMB": must be a number of MiB from 0.0625 to 1024"#),
             (#"{"hibernation": {"sliceMB": "4"}}"#, #"key "hibernation.sliceMB": must be a number"#),
+            (#"{"reclaimQueuedBytes": -1}"#, #"key "reclaimQueuedBytes": must be 0…1073741824 (0: never)"#),
           ])
     func invalidConfiguration(file: String, error: String) throws {
         let files = try Files()

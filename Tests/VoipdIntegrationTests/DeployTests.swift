@@ -69,6 +69,7 @@ struct DeployTests {
         #expect((file["logLevel"] as? String).flatMap(LogLevel.init(name:)) == daemon.logLevel)
         #expect(file["timeScale"] as? Double == daemon.timeScale)
         #expect(file["socketQuota"] as? Int == daemon.socketQuota)
+        #expect(file["reclaimQueuedBytes"] as? Int == daemon.reclaimQueuedBytes)
         #expect(file["eventHistory"] as? Int == daemon.eventHistory)
         #expect(file["memoryPressureTrigger"] as? String == daemon.memoryPressureTrigger)
         #expect(file["appsDirectory"] as? String == daemon.appsDirectory)

@@ -12,15 +12,46 @@ extension Daemon {
     /// listening socket refuses new connections. Returns how many were reclaimed.
     @discardableResult
     func reclaimSockets(of app: AppRecord, reason: String) -> Int {
-        guard let process = app.process else { return 0 }
-        var protected = Set<UInt64>()
         var reclaimed: [String] = []
+        forEachOrdinarySocket(of: app) { target, copy, kind, inode in
+            if let name = reclaim(copy, target: target, kind: kind, inode: inode, of: app) { reclaimed.append(name) }
+        }
+        if !reclaimed.isEmpty {
+            log.info("\(app.name): reclaimed \(reclaimed.count) sockets (\(reason)): \(reclaimed.joined(separator: ", "))")
+        }
+        return reclaimed.count
+    }
+
+    /// Shuts down one of the app's sockets, through voipd's duplicate of it, and counts it;
+    /// returns how the log names it, or nil when there was nothing to end.
+    func reclaim(_ copy: borrowing FileDescriptor, target: CInt, kind: SocketKind, inode: UInt64, of app: AppRecord) -> String? {
+        guard !app.reclaimedInodes.contains(inode) else { return nil }
+        do {
+            try Socket.shutdownBoth(copy)
+        } catch .socketNotConnected where !kind.isListening {
+            // An unconnected datagram socket has nothing to end.
+            return nil
+        } catch {
+            log.warning("\(app.name): cannot reclaim fd \(target) (\(kind.name)): \(error)")
+            return nil
+        }
+        app.reclaimedInodes.insert(inode)
+        app.reclaimedSockets += 1
+        metrics.reclaimedSockets += 1
+        return "fd \(target) (\(kind.name)\(kind.isListening ? ", listening" : ""))"
+    }
+
+    /// Calls `body` with a duplicate (`pidfd_getfd`) of each network socket of the app's
+    /// process that is not a held VoIP socket, with its descriptor number in the app, its
+    /// kind and its inode. Nothing when a held socket's identity cannot be read: one of them
+    /// could then be taken for an ordinary socket.
+    func forEachOrdinarySocket(of app: AppRecord, _ body: (CInt, consuming FileDescriptor, SocketKind, UInt64) -> Void) {
+        guard let process = app.process else { return }
+        var protected = Set<UInt64>()
         do {
             for held in registry.sockets(of: app.name) { protected.insert(try Socket.inode(of: held.descriptor)) }
         } catch {
-            // Without every held socket's identity, one of them could be taken for an ordinary socket.
-            log.warning("\(app.name): no socket reclaimed: \(error)")
-            return 0
+            return log.warning("\(app.name): its sockets are left alone: \(error)")
         }
         for target in ProcFS.descriptors(of: process.pid) {
             guard let copy = duplicate(target, of: app) else { continue }
@@ -34,25 +65,9 @@ extension Daemon {
                 log.debug("\(app.name): fd \(target) not looked at: \(error)")
                 continue
             }
-            guard !protected.contains(inode), !app.reclaimedInodes.contains(inode) else { continue }
-            do {
-                try Socket.shutdownBoth(copy)
-            } catch .socketNotConnected where !kind.isListening {
-                // An unconnected datagram socket has nothing to end.
-                continue
-            } catch {
-                log.warning("\(app.name): cannot reclaim fd \(target) (\(kind.name)): \(error)")
-                continue
-            }
-            app.reclaimedInodes.insert(inode)
-            reclaimed.append("fd \(target) (\(kind.name)\(kind.isListening ? ", listening" : ""))")
+            guard !protected.contains(inode) else { continue }
+            body(target, copy, kind, inode)
         }
-        app.reclaimedSockets += reclaimed.count
-        metrics.reclaimedSockets += reclaimed.count
-        if !reclaimed.isEmpty {
-            log.info("\(app.name): reclaimed \(reclaimed.count) sockets (\(reason)): \(reclaimed.joined(separator: ", "))")
-        }
-        return reclaimed.count
     }
 
     /// A duplicate of the app process's descriptor `target` (`pidfd_getfd`); nil when the app

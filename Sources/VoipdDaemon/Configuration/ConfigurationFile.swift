@@ -59,6 +59,8 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var cgroupDirectory: String?
     /// How suspended apps are hibernated.
     public var hibernation: HibernationFile?
+    /// Reclaim a suspended app's ordinary socket whose receive queue reaches this (0: never).
+    public var reclaimQueuedBytes: Int?
 
     public init() {}
 
@@ -66,7 +68,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
                                            "eventHistory", "memoryPressureTrigger", "appsDirectory",
                                            "stateDirectory", "limits", "suspension", "cgroupDirectory",
-                                           "hibernation"]
+                                           "hibernation", "reclaimQueuedBytes"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
@@ -157,6 +159,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         result.suspension = other.suspension ?? suspension
         result.cgroupDirectory = other.cgroupDirectory ?? cgroupDirectory
         if let extra = other.hibernation { result.hibernation = (hibernation ?? HibernationFile()).overlaid(by: extra) }
+        result.reclaimQueuedBytes = other.reclaimQueuedBytes ?? reclaimQueuedBytes
         return result
     }
 
@@ -236,6 +239,10 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         }
         if configuration.limits.totalQueueBytes < configuration.limits.clientQueueBytes {
             throw fail("limits.totalQueueBytes", "must be at least limits.clientQueueBytes (\(configuration.limits.clientQueueBytes))")
+        }
+        if let bytes = reclaimQueuedBytes {
+            guard (0...(1 << 30)).contains(bytes) else { throw fail("reclaimQueuedBytes", "must be 0…1073741824 (0: never), not \(bytes)") }
+            configuration.reclaimQueuedBytes = bytes == 0 ? nil : bytes
         }
         if let hibernation {
             switch hibernation.resolve() {

@@ -35,6 +35,10 @@ public struct DaemonConfiguration: Sendable {
     public var cgroupDirectory: String?
     /// How suspended apps are hibernated.
     public var hibernation = HibernationSettings()
+    /// An ordinary stream socket of a suspended app whose receive queue reaches this many
+    /// bytes is reclaimed (nil: never). 1 MiB: far above what a presence or chat connection
+    /// queues, far below what TCP absorbs.
+    public var reclaimQueuedBytes: Int? = 1 << 20
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()

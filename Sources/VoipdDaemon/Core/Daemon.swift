@@ -63,6 +63,8 @@ public final class Daemon {
     var memoryPressureToken: UInt64 = 0
     /// Suspended apps hibernated, being paged out, or too large for it.
     let hibernations = Hibernations()
+    /// Ordinary sockets of suspended apps whose receive queues are watched.
+    let queueWatches = QueueWatches()
     var running = true
     let notifier: ServiceNotifier
     /// Inputs raised while performing actions, fed once the current batch is done, so the
@@ -214,6 +216,7 @@ public final class Daemon {
         case .heldSocket(let id): if let socket = registry.socket(id: id) { heldSocketEvent(socket, events) }
         case .process(let name): if let app = apps[name] { processEvent(app) }
         case .urgent: serveHeldSockets()
+        case .watchedQueue(let id): watchedQueueEvent(id, events)
         }
     }
 
@@ -384,7 +387,9 @@ public final class Daemon {
             case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
             case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
             case .hibernate(let requested, let reason): hibernate(app, requested: requested, reason: reason)
-            case .transition(let from, let to, let reason): recordTransition(app, from: from, to: to, reason: reason)
+            case .transition(let from, let to, let reason):
+                recordTransition(app, from: from, to: to, reason: reason)
+                suspensionChanged(app, from: from, to: to)
             }
         }
     }

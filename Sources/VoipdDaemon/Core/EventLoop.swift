@@ -8,6 +8,8 @@ enum EventSource {
     case memoryPressure
     case client(UInt64)
     case heldSocket(UInt64)
+    /// An ordinary socket of a suspended app whose receive queue voipd watches.
+    case watchedQueue(UInt64)
     case process(String)
     /// The set of held sockets (``EventLoop/urgent``) has something ready.
     case urgent
