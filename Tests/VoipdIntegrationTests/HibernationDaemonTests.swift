@@ -141,6 +141,32 @@ struct HibernationDaemonTests {
         try Self.wakeAndCheck(app, remote, checksum: checksum)
     }
 
+    @Test("the softphone, suspended and hibernated into zram, is called through Kamailio: the INVITE wakes it, it rings and answers",
+          .enabled(if: (isRoot && hasZram && KamailioServer.shouldRun) || runningUnderCI, "needs root, zram and Kamailio (with CI=true their absence is a failure)"))
+    func softphoneThroughKamailio() throws {
+        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
+        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        defer { #expect(throws: Never.self) { try swap.remove() } }
+        let kamailio = try KamailioServer()
+        defer { kamailio.stop() }
+        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        defer { rig.stop() }
+        _ = try rig.launch(["--answer-after", "0.1"])
+        try rig.suspend()
+        let hibernated = try rig.harness.control.command(.hibernate, rig.name)
+        #expect(hibernated.hibernation?.state == .hibernated, "\(String(describing: hibernated.hibernation))")
+        #expect((hibernated.swappedBytes ?? 0) >= 1 << 20, "its own memory went to swap: \(String(describing: hibernated.swappedBytes))")
+        #expect(processState(rig.pid) == "T")
+
+        let call = try rig.call(["--hold", "0.2"])
+        #expect(call.status == 0, "\(call.output)\n\(rig.log)\n\(kamailio.log)")
+        #expect(call.output.contains("received 180 Ringing"))
+        #expect(call.output.contains("received 200 OK (CSeq 1 INVITE)"))
+        #expect(try rig.harness.waitForState(rig.name, .background).from == .suspended)
+        try rig.harness.waitForState(rig.name, .suspended)
+        #expect(rig.harness.log.contains("\(rig.name): woken from hibernation"))
+    }
+
     @Test("only a suspended app is hibernated", arguments: ["active", "background"])
     func refused(_ state: String) throws {
         let harness = try DaemonHarness()
