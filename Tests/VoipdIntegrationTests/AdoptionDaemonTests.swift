@@ -164,6 +164,45 @@ struct AdoptionDaemonTests {
         #expect(ProcFS.state(of: pid) == "T")
     }
 
+    @Test("20 calls in a row to an adopted, suspended baresip (its manifest: sip, a 1 s quiet window): each one rings and is answered, it is suspended after each, and it never answers a call nobody made",
+          .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")),
+          .timeLimit(.minutes(5)))
+    func twentyCalls() throws {
+        let network = try PrivateNetwork()
+        defer { network.stop() }
+        try NamespacedKamailio.start(in: network, port: 5060)
+        let log = network.directory + "/alice.log"
+        let command = network.entering(try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: "udp"))
+        // baresip's output goes to a file of its own: sh, which execs it, is the manifest's command.
+        let manifest: [String: Any] = ["command": "/bin/sh", "arguments": ["-c", "exec \"$@\" >>\(log) 2>&1", "sh"] + command,
+                                       "adopt": ["sip"], "quietWindowSeconds": 1]
+        let apps = network.directory + "/apps.d"
+        mkdir(apps, 0o755)
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/alice.json"))
+        let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
+        defer { harness.stop() }
+        _ = try openFile(log, flags: O_WRONLY | O_CREAT)
+        _ = try harness.control.launchManifest("alice")
+        try waitForText("200 OK", in: log, timeout: .seconds(15))
+        _ = try harness.control.command(.background, "alice")
+        try harness.waitForState("alice", .suspended)
+        let pid = try #require(try harness.status("alice").pid)
+
+        for round in 1...20 {
+            #expect(ProcFS.state(of: pid) == "T", "suspended before call \(round)")
+            // Its own 15 s wait for "Call established" is the test that the call rang and was answered.
+            let caller = try Baresip(in: network, name: "bob\(round)", sipPort: UInt16(5080 + 2 * round), user: "bob",
+                                     transport: "udp", dial: "sip:alice@127.0.0.1")
+            try harness.waitForState("alice", .background)
+            try caller.process.pidfd.send(SIGTERM)
+            _ = try caller.process.waitForExit(.seconds(10))
+            try harness.waitForState("alice", .suspended, timeout: .seconds(30))
+        }
+        let calls = network.read("alice.log").components(separatedBy: "Call established").count - 1
+        #expect(calls == 20, "one answered call per call made, no ghost call: \(calls)")
+        #expect(try harness.status("alice").pid == pid, "the same baresip throughout")
+    }
+
     private func sendDatagram(_ text: String, toLoopbackPort port: UInt16) throws {
         let sender = try Socket.make(domain: AF_INET, type: Socket.datagramType)
         var address = sockaddr_in()
