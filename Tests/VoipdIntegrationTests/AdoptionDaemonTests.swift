@@ -97,6 +97,29 @@ struct AdoptionDaemonTests {
         try harness.waitForState("reader", .suspended)
     }
 
+    @Test("voipctl launch --wait --adopt: answered at once (nothing will connect), not after the 10 s connect timeout; status prints the rules, the sockets and the verdict; a bad rule is a usage-free failure")
+    func voipctlAdopt() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let output = harness.directory + "/reader.out"
+        _ = try openFile(output, flags: O_WRONLY | O_CREAT)
+        let started = MonotonicInstant.now
+        let launched = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "launch", "--wait", "--name", "reader",
+                                       "--adopt", "udp:local=127.0.0.1:*", "--", "/usr/bin/python3", "-u", "-c", Self.udpReader, output])
+        #expect(launched.status == 0 && launched.output == "reader\n", "\(launched.output)")
+        #expect(MonotonicInstant.now - started < .seconds(5), "no wait for a connection that will never come")
+        try waitForText("port ", in: output)
+        _ = try harness.control.command(.background, "reader")
+        try harness.waitForState("reader", .suspended)
+        let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "status", "reader"])
+        #expect(table.output.contains("reader: adopts udp:local=127.0.0.1:*; 1 socket held, 0 ignored"), "\(table.output)")
+        #expect(table.output.contains("activity: quiet"), "\(table.output)")
+
+        let refused = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "launch", "--name", "bad",
+                                      "--adopt", "udp:local=0.0.0.0:5060", "--", "/bin/sleep", "60"])
+        #expect(refused.status == 1 && refused.output.contains("adoption rule"), "\(refused.output)")
+    }
+
     @Test("no rule matches: the program is still suspended, and status and the log say that nothing can wake it")
     func nothingAdopted() throws {
         let harness = try DaemonHarness()
