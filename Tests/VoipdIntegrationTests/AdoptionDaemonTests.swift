@@ -73,20 +73,13 @@ struct AdoptionDaemonTests {
     func manifestAdoption() throws {
         let apps = try makeTemporaryDirectory("voipd-adopt-apps")
         defer { removeTree(apps) }
-        let output = apps + "/reader.out"
-        let manifest = """
-            {"command": "/usr/bin/python3", "arguments": ["-u", "-c", \(String(decoding: try JSONEncoder().encode(Self.udpReader), as: UTF8.self)), "\(output)"],
-             "adopt": ["udp:local=127.0.0.1:*"], "quietWindowSeconds": 1, "quietWakeupsPerSecond": 20}
-            """
-        try Data(manifest.utf8).write(to: URL(fileURLWithPath: apps + "/reader.json"))
-        _ = try openFile(output, flags: O_WRONLY | O_CREAT)
+        let output = try writeReaderManifest(in: apps)
         let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
         defer { harness.stop() }
         _ = try harness.control.launchManifest("reader")
         let launched = try harness.status("reader")
         #expect(launched.adoption?.rules == ["udp:local=127.0.0.1:*"] && !launched.connected)
-        try waitForText("port ", in: output)
-        let port = try #require((ProcFS.read(output) ?? "").split(separator: "\n").first.flatMap { UInt16($0.split(separator: " ").last ?? "") })
+        let port = try readerPort(output)
         _ = try harness.control.command(.background, "reader")
         let backgrounded = try harness.waitForState("reader", .background)
         let suspended = try harness.waitForState("reader", .suspended)
@@ -95,6 +88,51 @@ struct AdoptionDaemonTests {
         try harness.waitForState("reader", .background)
         try waitForText("got hello", in: output)
         try harness.waitForState("reader", .suspended)
+    }
+
+    @Test("an in-place upgrade keeps an adopted program's copy: still suspended, woken by a datagram through the new program, the same one socket held, nothing leaked")
+    func upgradeKeepsTheAdoption() throws {
+        let apps = try makeTemporaryDirectory("voipd-adopt-apps")
+        defer { removeTree(apps) }
+        let output = try writeReaderManifest(in: apps)
+        let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
+        defer { harness.stop() }
+        _ = try harness.control.launchManifest("reader")
+        let port = try readerPort(output)
+        _ = try harness.control.command(.background, "reader")
+        try harness.waitForState("reader", .suspended)
+        let pid = try #require(try harness.status("reader").pid)
+        let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
+
+        let result = try harness.control.upgrade()
+        #expect(result.heldSockets == 1)
+        #expect(ProcFS.state(of: pid) == "T")
+        #expect(try harness.status("reader").state == .suspended)
+        try sendDatagram("after the upgrade", toLoopbackPort: port)
+        try harness.waitForState("reader", .background)
+        try waitForText("got after the upgrade", in: output)
+        try harness.waitForState("reader", .suspended)
+        let status = try harness.status("reader")
+        #expect(status.voipSockets == 1, "the carried copy kept, not a second one: \(String(describing: status.adoption))")
+        #expect(status.adoption?.adopted.count == 1 && status.adoption?.warning == nil, "\(String(describing: status.adoption))")
+        #expect(openDescriptorCount(harness.daemon.pid) == descriptorsBefore, "no descriptor gained or lost")
+    }
+
+    /// The UDP reader's manifest in `apps` (adopted by its address, a 1 s quiet window);
+    /// returns the file it writes to.
+    private func writeReaderManifest(in apps: String) throws -> String {
+        let output = apps + "/reader.out"
+        let manifest: [String: Any] = ["command": "/usr/bin/python3", "arguments": ["-u", "-c", Self.udpReader, output],
+                                       "adopt": ["udp:local=127.0.0.1:*"], "quietWindowSeconds": 1]
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/reader.json"))
+        _ = try openFile(output, flags: O_WRONLY | O_CREAT)
+        return output
+    }
+
+    /// The port the reader prints first.
+    private func readerPort(_ output: String) throws -> UInt16 {
+        try waitForText("port ", in: output)
+        return try #require((ProcFS.read(output) ?? "").split(separator: "\n").first.flatMap { UInt16($0.split(separator: " ").last ?? "") })
     }
 
     @Test("voipctl launch --wait --adopt: answered at once (nothing will connect), not after the 10 s connect timeout; status prints the rules, the sockets and the verdict; a bad rule is a usage-free failure")

@@ -58,7 +58,10 @@ extension Daemon {
         }
     }
 
-    static let rulesLost = "its adoption rules were lost when voipd restarted: nothing can wake it; launch it again"
+    static let rulesLost = "its adoption rules were lost when voipd restarted: it finds no new socket (those held before still wake it); launch it again"
+
+    /// A held copy is named after its socket's inode: `adopted-INODE`.
+    static let adoptedSocketPrefix = "adopted-"
 
     /// The adoption of a program whose policy says it is adopted but whose record has none:
     /// after an in-place upgrade or a restart, which carry the policy and not the rules. A
@@ -68,6 +71,12 @@ extension Daemon {
         guard app.lifecycle.policy.suspendsWhenQuiet else { return nil }
         let settings = manifests[app.name]?.adoption ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
         let adoption = AdoptedProgram(settings: settings)
+        // Copies an in-place upgrade carried over are the program's still.
+        for held in registry.sockets(of: app.name) where held.origin == .adopted {
+            if held.name.hasPrefix(Self.adoptedSocketPrefix), let inode = UInt64(held.name.dropFirst(Self.adoptedSocketPrefix.count)) {
+                adoption.held[inode] = held.name
+            }
+        }
         app.adoption = adoption
         if settings.policy.rules.isEmpty { noteAdoptionWarning([Self.rulesLost], of: app) }
         return adoption
@@ -143,7 +152,12 @@ extension Daemon {
                 problems.append("holds its quota of \(quota) VoIP sockets: \(decision.socket) and later ones not adopted")
                 break
             }
-            let name = "adopted-\(decision.socket.inode)"
+            let name = Self.adoptedSocketPrefix + "\(decision.socket.inode)"
+            // Held already under its name (by an earlier voipd): the same socket, kept.
+            if registry.socket(app: app.name, name: name) != nil {
+                adoption.held[decision.socket.inode] = name
+                continue
+            }
             do {
                 let copy = try found.takeCopy(root: process.pidfd)
                 try hold(copy, app: app, name: name, kind: "\(decision.socket)", origin: .adopted)
