@@ -67,6 +67,34 @@ struct HibernationDaemonTests {
         #expect(harness.log.contains("phone: woken from hibernation"))
     }
 
+    @Test("a frozen app in its own cgroup is hibernated too: its cgroup's processes are paged out, and it thaws intact",
+          .enabled(if: (isRoot && hasZram && ScratchCgroup.availableOrCI(.v2)) || runningUnderCI, "needs root, zram and a cgroup2 mount (with CI=true their absence is a failure)"))
+    func frozenInItsCgroup() throws {
+        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
+        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        defer { #expect(throws: Never.self) { try swap.remove() } }
+        let scratch = try ScratchCgroup(.v2)
+        let directory = try makeTemporaryDirectory("voipd-hibernate-freezer")
+        defer {
+            removeTree(directory)
+            #expect(scratch.tearDown() == [], "cgroups left behind")
+        }
+        let file = try openFile(directory + "/voipd.json", flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
+        let harness = try DaemonHarness(arguments: ["--config", directory + "/voipd.json"])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
+        #expect(DaemonFreezerTests.frozen(scratch.path + "/voipd/app-phone"))
+
+        let hibernated = try harness.control.command(.hibernate, "phone")
+        #expect(hibernated.hibernation?.state == .hibernated)
+        #expect((hibernated.swappedBytes ?? 0) >= 10 << 20)
+        #expect(DaemonFreezerTests.frozen(scratch.path + "/voipd/app-phone"), "paging out does not thaw it")
+        try Self.wakeAndCheck(app, remote, checksum: checksum)
+    }
+
     @Test("after hibernateAfterSuspension a suspended 10 MB app is hibernated by itself, into a swap file, and wakes intact",
           .enabled(if: isRoot || runningUnderCI, "needs root (with CI=true its absence is a failure)"))
     func byTimer() throws {

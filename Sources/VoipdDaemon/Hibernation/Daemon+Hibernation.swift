@@ -30,11 +30,11 @@ extension Daemon {
             }
             return
         }
-        let tree: ProcessTree
+        let members: [pid_t]
         let memory: ProcessMemory
         do {
-            tree = try ProcessTree.below(process.pid, limit: Self.hibernationProcessLimit)
-            memory = try ProcessMemory.of(processes: tree.processes)
+            members = try hibernationMembers(of: process)
+            memory = try ProcessMemory.of(processes: members)
         } catch {
             return refuseHibernation(app, "cannot measure its memory: \(error)", requested: requested)
         }
@@ -46,24 +46,36 @@ extension Daemon {
             hibernations.lastRefusal = message
             return
         }
-        let members = Set(tree.processes)
         var targets: [PageOutTarget] = []
-        for pid in tree.processes {
+        for pid in members {
             do {
                 let helper: PidFd? = pid == process.pid ? nil : try PidFd(pid: pid)
-                // A helper's pid may have been reused between the listing and pidfd_open: the
-                // process the pidfd names must still be a child of one of the app's.
-                if pid != process.pid, !(ProcFS.parent(of: pid).map(members.contains) ?? false) { continue }
                 targets.append(PageOutTarget(pid: pid, pidfd: helper, regions: try MemoryMap.regions(of: pid)))
             } catch {
                 log.debug("\(app.name): pid \(pid) not paged out: \(error)")
             }
         }
+        // A helper's pid may have been reused between the listing and pidfd_open: the process
+        // each pidfd names must still be one of the app's (a stopped app starts none).
+        let stillMembers: Set<pid_t>
+        do {
+            stillMembers = Set(try hibernationMembers(of: process))
+        } catch {
+            return refuseHibernation(app, "cannot list its processes again: \(error)", requested: requested)
+        }
+        targets.removeAll { !stillMembers.contains($0.pid) }
         let job = PageOut(pid: process.pid, reason: reason, targets: targets, before: MemoryCounters.sum(targets.map(\.pid)),
                           dirty: memory.dirty, swap: swap, startedAt: now)
         hibernations.apps[app.name] = .pagingOut(job)
         log.info("\(app.name): hibernating (\(reason)): \(megabytes(memory.dirty)) dirty, \(targets.count) processes, into \(swap ?? "no swap")")
         scheduleHibernationSlice()
+    }
+
+    /// The app's processes: its cgroup's members when it has one (the freezer: helpers that
+    /// left the process tree are found too), otherwise its process and those below it.
+    private func hibernationMembers(of process: AppProcess) throws -> [pid_t] {
+        if let box = process.cgroup { return Array(try box.cgroup.processes().prefix(Self.hibernationProcessLimit)) }
+        return try ProcessTree.below(process.pid, limit: Self.hibernationProcessLimit).processes
     }
 
     /// Where paged-out anonymous memory would go now ("zram0 (lzo-rle)", "/swapfile"), or nil.
