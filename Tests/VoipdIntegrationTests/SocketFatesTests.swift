@@ -55,13 +55,15 @@ struct SocketFatesTests {
         try Self.expectKeptUntilResume(reclaimQueuedBytes: 0)
     }
 
-    @Test("the second fate: an ordinary socket whose queue reaches reclaimQueuedBytes is reset while the app sleeps; on resume it reads ECONNRESET; its VoIP socket still wakes it")
-    func resetWhenTheQueueFillsUp() throws {
+    @Test("the second fate: an ordinary socket whose queue reaches reclaimQueuedBytes is reset while the app sleeps, also after an in-place upgrade; on resume it reads ECONNRESET; its VoIP socket still wakes it",
+          arguments: [false, true])
+    func resetWhenTheQueueFillsUp(upgraded: Bool) throws {
         let files = try makeTemporaryDirectory("voipd-fates")
         defer { removeTree(files) }
         let harness = try Self.daemon(reclaimQueuedBytes: 65536, files: files)
         defer { harness.stop() }
         let (app, sip, presence) = try Self.suspendedApp(harness)
+        if upgraded { _ = try harness.control.upgrade() }
         // Past the limit: reset, without waking the app.
         try presence.write(String(repeating: "b", count: 200_000))
         try waitForText("phone: reset fd", in: harness.logPath)

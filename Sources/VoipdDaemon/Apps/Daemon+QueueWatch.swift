@@ -16,7 +16,8 @@ extension Daemon {
         if to == .suspended { watchQueues(of: app) }
     }
 
-    private func watchQueues(of app: AppRecord) {
+    /// Watches the app's ordinary TCP sockets (after its stop, or an in-place upgrade).
+    func watchQueues(of app: AppRecord) {
         guard let limit = configuration.reclaimQueuedBytes else { return }
         var count = 0
         var skipped = 0

@@ -129,6 +129,8 @@ extension Daemon {
         for app in apps.values {
             // Sockets armed before the exec: anything that came meanwhile wakes the app now.
             if registry.sockets(of: app.name).contains(where: \.armed) { arm(app) }
+            // The duplicates of its ordinary sockets were closed by the exec.
+            if app.lifecycle.phase == .suspended { watchQueues(of: app) }
             if app.lifecycle.phase == .suspending {
                 // The old program's stop may not have been confirmed: reports on, and a look now.
                 noteStopAwaited(app)
