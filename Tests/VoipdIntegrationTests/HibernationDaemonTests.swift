@@ -37,7 +37,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("voipctl hibernate pages a suspended 10 MB app out into zram; data on its VoIP socket wakes it, it answers, its memory intact",
-          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"))
+          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func byRequest() throws {
         try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
         let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
@@ -96,7 +97,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("after hibernateAfterSuspension a suspended 10 MB app is hibernated by itself, into a swap file, and wakes intact",
-          .enabled(if: isRoot || runningUnderCI, "needs root (with CI=true its absence is a failure)"))
+          .enabled(if: isRoot || runningUnderCI, "needs root (with CI=true its absence is a failure)"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func byTimer() throws {
         try #require(isRoot, "swapon needs root")
         let directory = try makeTemporaryDirectory("voipd-swapfile")
@@ -116,7 +118,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("a 100 MB app is over the 16 MB limit: it stays suspended, says so, and memory pressure ends it before a hibernated one",
-          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"))
+          .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func overLimit() throws {
         try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
         let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 512)
@@ -146,7 +149,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("without swap, voipctl hibernate pages out only what files back, and says so; the timer does nothing",
-          .enabled(if: (try? SwapSpace.current().areas.isEmpty) == true, "swap is on: the case without it cannot be shown"))
+          .enabled(if: (try? SwapSpace.current().areas.isEmpty) == true, "swap is on: the case without it cannot be shown"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func withoutSwap() throws {
         // No test's swap area comes and goes meanwhile.
         let noSwap = try SwapTestLock.withoutSwap()
