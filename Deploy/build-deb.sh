@@ -40,8 +40,9 @@ for library in $libraries; do
         echo "build-deb: the programs need $library: build with --static-swift-stdlib" >&2
         exit 1 ;;
     esac
-    # The copy of this architecture: in its multiarch directory (not /lib32's).
-    path=$(ldconfig -p | awk -v name="$library" -v dir="/$multiarch/" '$1 == name && index($NF, dir) { print $NF; exit }')
+    # The copy of this architecture: in its multiarch directory (not /lib32's). awk reads
+    # to the end: leaving early would kill ldconfig with SIGPIPE, which pipefail makes fatal.
+    path=$(ldconfig -p | awk -v name="$library" -v dir="/$multiarch/" '!found && $1 == name && index($NF, dir) { print $NF; found = 1 }')
     [ -n "$path" ] || { echo "build-deb: $library is not installed here" >&2; exit 1; }
     # dpkg knows the file by its path before /usr was merged, or after.
     owner=$(dpkg-query -S "$path" 2>/dev/null || dpkg-query -S "$(readlink -f "$path")" 2>/dev/null \
