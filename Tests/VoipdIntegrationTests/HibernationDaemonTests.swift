@@ -69,7 +69,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("a frozen app in its own cgroup is hibernated too: its cgroup's processes are paged out, and it thaws intact",
-          .enabled(if: (isRoot && hasZram && ScratchCgroup.availableOrCI(.v2)) || runningUnderCI, "needs root, zram and a cgroup2 mount (with CI=true their absence is a failure)"))
+          .enabled(if: (isRoot && hasZram && ScratchCgroup.availableOrCI(.v2)) || runningUnderCI, "needs root, zram and a cgroup2 mount (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func frozenInItsCgroup() throws {
         try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
         let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
@@ -174,7 +175,8 @@ struct HibernationDaemonTests {
     }
 
     @Test("the softphone, suspended and hibernated into zram, is called through Kamailio: the INVITE wakes it, it rings and answers",
-          .enabled(if: (isRoot && hasZram && KamailioServer.shouldRun) || runningUnderCI, "needs root, zram and Kamailio (with CI=true their absence is a failure)"))
+          .enabled(if: (isRoot && hasZram && KamailioServer.shouldRun) || runningUnderCI, "needs root, zram and Kamailio (with CI=true their absence is a failure)"),
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func softphoneThroughKamailio() throws {
         try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
         let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
