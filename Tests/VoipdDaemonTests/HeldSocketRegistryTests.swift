@@ -6,7 +6,7 @@ import VoipdSystem
 struct HeldSocketRegistryTests {
     private func socket(_ registry: HeldSocketRegistry, _ app: String, _ name: String, id: UInt64? = nil) throws -> HeldSocket {
         let pair = try Socket.pair()
-        return HeldSocket(id: id ?? registry.makeID(), app: app, name: name, descriptor: pair.first, kind: "unix-stream",
+        return HeldSocket(id: id ?? registry.makeID(), app: AppID(app), name: name, descriptor: pair.first, kind: "unix-stream",
                           origin: .registered, registeredAt: 0)
     }
 

@@ -17,10 +17,10 @@ struct StopsAwaitedTests {
     func wakeWhileSuspending() throws {
         try withSuspendingApp { daemon, app, peer in
             try peer.writeAll(Array("INVITE".utf8))
-            let held = try #require(daemon.registry.sockets(of: app.name).first)
+            let held = try #require(daemon.registry.sockets(of: app.id).first)
             daemon.heldSocketEvent(held, [.readable])
             #expect(app.lifecycle.phase == .background)
-            #expect(daemon.stopsAwaited.isEmpty)
+            #expect(daemon.apps.stopsAwaited.isEmpty)
             #expect(!Self.kernelReportsStops())
             daemon.feed(app, .killRequested)
         }
@@ -58,7 +58,7 @@ struct StopsAwaitedTests {
         let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
                             since: wallClockSeconds())
         app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
-        daemon.apps[app.name] = app
+        daemon.apps[app.id] = app
         try daemon.start(app, inBackground: false, reason: "test")
         let process = try #require(app.process)
         defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
@@ -67,7 +67,7 @@ struct StopsAwaitedTests {
 
         daemon.feed(app, .backgroundRequested)
         #expect(app.lifecycle.phase == .suspending)
-        #expect(daemon.stopsAwaited == [app.name])
+        #expect(daemon.apps.stopsAwaited == [app.id])
         #expect(Self.kernelReportsStops())
 
         try body(daemon, app, pair.second)
@@ -75,7 +75,7 @@ struct StopsAwaitedTests {
         #expect(poll(&ended, 1, 20_000) == 1, "the app ends")
         daemon.processEvent(app)
         #expect(app.lifecycle.phase == .terminated)
-        #expect(daemon.stopsAwaited.isEmpty)
+        #expect(daemon.apps.stopsAwaited.isEmpty)
         #expect(!Self.kernelReportsStops(), "SIGCHLD is sent for stops and continues while no stop is awaited")
     }
 

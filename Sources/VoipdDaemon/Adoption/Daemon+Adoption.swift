@@ -27,7 +27,7 @@ extension Daemon {
     func setAdoption(_ settings: AdoptionSettings?, of app: AppRecord) {
         guard app.adoption?.settings != settings else { return }
         if let old = app.adoption {
-            timers.cancel(.adoption(app.name))
+            timers.cancel(.adoption(app.id))
             releaseAdoptedSockets(of: app, old)
         }
         app.adoption = settings.map(AdoptedProgram.init(settings:))
@@ -52,9 +52,9 @@ extension Daemon {
         if sampling {
             adoption.detector.restart()
             adoption.lookOwed = true
-            timers.set(.adoption(app.name), deadline: now)
+            timers.set(.adoption(app.id), deadline: now)
         } else {
-            timers.cancel(.adoption(app.name))
+            timers.cancel(.adoption(app.id))
         }
     }
 
@@ -69,10 +69,10 @@ extension Daemon {
     /// is still measured and suspended when quiet, with a warning that nothing can wake it.
     private func recoveredAdoption(of app: AppRecord) -> AdoptedProgram? {
         guard app.lifecycle.policy.suspendsWhenQuiet else { return nil }
-        let settings = manifests[app.name]?.adoption ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
+        let settings = apps.manifests[app.id]?.adoption ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
         let adoption = AdoptedProgram(settings: settings)
         // Copies an in-place upgrade carried over are the program's still.
-        for held in registry.sockets(of: app.name) where held.origin == .adopted {
+        for held in registry.sockets(of: app.id) where held.origin == .adopted {
             if held.name.hasPrefix(Self.adoptedSocketPrefix), let inode = UInt64(held.name.dropFirst(Self.adoptedSocketPrefix.count)) {
                 adoption.held[inode] = held.name
             }
@@ -102,13 +102,13 @@ extension Daemon {
             }
             adoption.verdict = .unreadData(sockets: unread)
         }
-        timers.set(.adoption(app.name), deadline: now + adoption.sampleInterval)
+        timers.set(.adoption(app.id), deadline: now + adoption.sampleInterval)
     }
 
     /// The held copies with something unread (FIONREAD; a listener has no byte count, and
     /// its waiting connections show in the next look instead).
     private func unreadAdoptedSockets(of app: AppRecord) -> Int {
-        registry.sockets(of: app.name).filter { held in
+        registry.sockets(of: app.id).filter { held in
             held.origin == .adopted && held.bytesAvailable > 0
         }.count
     }
@@ -140,21 +140,21 @@ extension Daemon {
         let wanted = report.adoptedInodes
         for (inode, name) in adoption.held where !wanted.contains(inode) {
             adoption.held[inode] = nil
-            if let held = registry.socket(app: app.name, name: name) {
+            if let held = registry.socket(app: app.id, name: name) {
                 log.info("\(app.name): no longer holding \(held.kind)")
                 release(held)
             }
         }
-        let quota = socketQuota(of: app.name)
+        let quota = socketQuota(of: app.id)
         for decision in report.adopted where adoption.held[decision.socket.inode] == nil {
             guard let found = discovery.sockets.first(where: { $0.socket.inode == decision.socket.inode }) else { continue }
-            guard registry.count(of: app.name) < quota else {
+            guard registry.count(of: app.id) < quota else {
                 problems.append("holds its quota of \(quota) VoIP sockets: \(decision.socket) and later ones not adopted")
                 break
             }
             let name = Self.adoptedSocketPrefix + "\(decision.socket.inode)"
             // Held already under its name (by an earlier voipd): the same socket, kept.
-            if registry.socket(app: app.name, name: name) != nil {
+            if registry.socket(app: app.id, name: name) != nil {
                 adoption.held[decision.socket.inode] = name
                 continue
             }
@@ -182,13 +182,13 @@ extension Daemon {
     func releaseAdoptedSockets(of app: AppRecord, _ adoption: AdoptedProgram? = nil) {
         guard let adoption = adoption ?? app.adoption else { return }
         for name in adoption.held.values {
-            if let held = registry.socket(app: app.name, name: name) { release(held) }
+            if let held = registry.socket(app: app.id, name: name) { release(held) }
         }
         adoption.held.removeAll()
         adoption.report = nil
         adoption.verdict = nil
         adoption.sampling = false
         adoption.lookOwed = true
-        timers.cancel(.adoption(app.name))
+        timers.cancel(.adoption(app.id))
     }
 }

@@ -34,7 +34,7 @@ final class AppRecord {
         var launchWaiters: [PendingReply] = []
     }
 
-    let name: String
+    let id: AppID
     var state: State
     /// Beside ``state`` (and carried with it): the wake path reaches it directly.
     var lifecycle: AppLifecycle
@@ -49,8 +49,11 @@ final class AppRecord {
     /// its quiet detector. Not carried: an upgrade loses it (docs/LIFECYCLE.md, "Adopted programs").
     var adoption: AdoptedProgram?
 
+    /// The app's name, as apps and controllers give it.
+    var name: String { id.name }
+
     init(name: String, state: State, lifecycle: AppLifecycle) {
-        self.name = name
+        self.id = AppID(name)
         self.state = state
         self.lifecycle = lifecycle
     }

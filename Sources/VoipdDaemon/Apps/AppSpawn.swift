@@ -30,8 +30,8 @@ extension Daemon {
         return SpawnRequest(arguments: specification.arguments, environment: environment,
                             workingDirectory: specification.workingDirectory,
                             standardOutput: specification.standardOutputNumber, standardError: specification.standardErrorNumber,
-                            credentials: credentials, resourceLimits: appResourceLimits, umask: Self.appUmask,
-                            noNewPrivileges: manifests[app.name]?.noNewPrivileges ?? true)
+                            credentials: credentials, resourceLimits: persistence.appResourceLimits, umask: Self.appUmask,
+                            noNewPrivileges: apps.manifests[app.id]?.noNewPrivileges ?? true)
     }
 
     /// What an app running as another account gets before its own variables: where programs

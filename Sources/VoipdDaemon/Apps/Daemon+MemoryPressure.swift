@@ -3,6 +3,12 @@ import VoipdLifecycle
 import VoipdSystem
 import VoipdVocabulary
 
+/// The PSI trigger on /proc/pressure/memory, registered in the loop.
+struct MemoryPressureTrigger {
+    let file: DescriptorBox
+    let token: UInt64
+}
+
 /// Memory pressure, as iOS's jetsam handled it: reclaim what suspended apps hold, then end
 /// apps in order (suspended before background, largest first). A VoIP app's sockets stay held.
 extension Daemon {
@@ -12,8 +18,8 @@ extension Daemon {
         do {
             let fd = try openFile("/proc/pressure/memory", flags: O_RDWR | O_NONBLOCK)
             try fd.writeAll(Array(trigger.utf8) + [0])
-            memoryPressureToken = try loop.register(fd, .priority, .memoryPressure)
-            memoryPressure = DescriptorBox(fd)
+            let token = try loop.register(fd, .priority, .memoryPressure)
+            memoryPressure = MemoryPressureTrigger(file: DescriptorBox(fd), token: token)
             log.info("watching memory pressure: PSI trigger \"\(trigger)\"")
         } catch {
             log.notice("no memory-pressure trigger (\(error)); voipctl memory-pressure still works")
@@ -39,7 +45,7 @@ extension Daemon {
         }
         let victims = Array(jetsamOrder(candidates, level: level).prefix(count))
         for name in victims {
-            guard let app = apps[name] else { continue }
+            guard let app = apps[AppID(name)] else { continue }
             metrics.memoryPressureKills += 1
             feed(app, .memoryPressureKill)
         }

@@ -15,25 +15,25 @@ extension Daemon {
             (app, isNew) = try adHocApp(request, arguments: arguments, descriptors: descriptors, caller: caller)
         } else {
             guard let name = request.name else { throw ProtocolError(.badRequest, "launch needs a command, or the name of an app manifest") }
-            guard let manifest = manifests[name] else {
-                if let error = invalidManifests[name] { throw ProtocolError(.launchFailed, "the manifest of \(name) is invalid: \(error)") }
+            guard let manifest = apps.manifests[AppID(name)] else {
+                if let error = apps.invalidManifests[AppID(name)] { throw ProtocolError(.launchFailed, "the manifest of \(name) is invalid: \(error)") }
                 throw ProtocolError(.noSuchApp, "no manifest for \(name) in \(configuration.appsDirectory), and no command given")
             }
             let owner = manifest.account?.uid ?? geteuid()
             guard caller.uid == 0 || caller.uid == owner else {
                 throw ProtocolError(.permissionDenied, "app \(name) runs as uid \(owner); uid \(caller.uid) may not launch it")
             }
-            guard apps[name].map({ !$0.lifecycle.phase.isAlive }) ?? true else {
-                throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(apps[name]?.process?.pid ?? 0))")
+            guard apps[AppID(name)].map({ !$0.lifecycle.phase.isAlive }) ?? true else {
+                throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(apps[AppID(name)]?.process?.pid ?? 0))")
             }
-            isNew = apps[name] == nil
+            isNew = apps[AppID(name)] == nil
             app = record(for: manifest)
         }
         do {
             try start(app, inBackground: request.background ?? false, reason: "launched by pid \(caller.pid)")
         } catch {
             // A command that could not even start leaves no app behind (a typo is not an app).
-            if isNew && registry.count(of: app.name) == 0 { apps[app.name] = nil }
+            if isNew && registry.count(of: app.id) == 0 { apps[app.id] = nil }
             throw error
         }
         // A program that does not speak the protocol will not connect: there is nothing to wait for.
@@ -66,8 +66,8 @@ extension Daemon {
             }
             account = found
         }
-        if apps[name] == nil { try checkAppQuota(caller.uid) }
-        if let existing = apps[name] {
+        if apps[AppID(name)] == nil { try checkAppQuota(caller.uid) }
+        if let existing = apps[AppID(name)] {
             guard caller.uid == 0 || caller.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(name) belongs to uid \(existing.uid)")
             }
@@ -75,7 +75,7 @@ extension Daemon {
                 throw ProtocolError(.nameInUse, "app \(name) is already running (pid \(existing.process?.pid ?? 0))")
             }
         }
-        if manifests[name] != nil, caller.uid != 0 {
+        if apps.manifests[AppID(name)] != nil, caller.uid != 0 {
             throw ProtocolError(.permissionDenied, "\(name) is a manifest app; launch it by name, without a command")
         }
         for entry in request.environment ?? [] {
@@ -102,10 +102,10 @@ extension Daemon {
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? (adoption == nil), suspendsWhenQuiet: adoption != nil)
-        let isNew = apps[name] == nil
-        let app = apps[name] ?? AppRecord(name: name, uid: caller.uid, lifecycle: newLifecycle(policy: policy),
+        let isNew = apps[AppID(name)] == nil
+        let app = apps[AppID(name)] ?? AppRecord(name: name, uid: caller.uid, lifecycle: newLifecycle(policy: policy),
                                           since: wallClockSeconds())
-        apps[name] = app
+        apps[AppID(name)] = app
         setAdoption(adoption, of: app)
         if app.lifecycle.policy != policy { _ = feed(app, .policyChanged(policy)) }
         app.launch = specification
@@ -145,11 +145,11 @@ extension Daemon {
     /// The lifecycle asked for a relaunch (data arrived for a dead app, or foreground).
     func relaunch(_ app: AppRecord, inBackground: Bool, reason: String) {
         // Started once the current actions are done, so the lifecycle is not re-entered.
-        deferredStarts.append((app.name, inBackground, reason))
+        apps.deferredStarts.append((app.id, inBackground, reason))
     }
 
     func performDeferredStart() {
-        let (name, inBackground, reason) = deferredStarts.removeFirst()
+        let (name, inBackground, reason) = apps.deferredStarts.removeFirst()
         guard let app = apps[name], !app.lifecycle.phase.isAlive else { return }
         metrics.relaunches += 1
         do {
@@ -161,7 +161,7 @@ extension Daemon {
 
     /// Puts a process's pidfd in the epoll set: it becomes readable when the process ends.
     func watch(_ process: AppProcess, of app: AppRecord) throws {
-        process.token = try loop.register(process.pidfd.descriptor, .readable, .process(app.name))
+        process.token = try loop.register(process.pidfd.descriptor, .readable, .process(app.id))
     }
 
     /// The pidfd is readable: the process ended. Reap it (if it is voipd's child) and tell
@@ -196,7 +196,7 @@ extension Daemon {
         log.info("\(app.name): pid \(process.pid) ended: \(end)")
         // Data it was told of but did not read is still for it: a relaunch will bring it
         // (a crash while handling a wake must not lose the call). Crash loops are throttled.
-        for held in registry.sockets(of: app.name) { held.arrivedSinceReport = true }
+        for held in registry.sockets(of: app.id) { held.arrivedSinceReport = true }
         releaseAdoptedSockets(of: app)
         feed(app, .processExited(end))
         if let id = app.client, let client = clients[id] {
@@ -209,7 +209,7 @@ extension Daemon {
     /// waits for matter (ends come through the pidfds); signals coalesce, so every awaited
     /// stop is checked, by its pidfd, instead of sweeping all the children (O(apps)).
     func childStateChanged() {
-        for name in stopsAwaited {
+        for name in apps.stopsAwaited {
             if let app = apps[name] { checkStop(app) }
         }
     }

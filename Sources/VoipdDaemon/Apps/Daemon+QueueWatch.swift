@@ -24,7 +24,7 @@ extension Daemon {
         forEachOrdinarySocket(of: app) { target, copy, kind, inode in
             guard kind.type == Socket.streamType, !kind.isListening, !app.reclaimedInodes.contains(inode) else { return }
             guard count < QueueWatches.perApp else { return skipped += 1 }
-            let watched = WatchedQueue(id: queueWatches.makeID(), app: app.name, target: target, descriptor: copy, kind: kind, inode: inode)
+            let watched = WatchedQueue(id: queueWatches.makeID(), app: app.id, target: target, descriptor: copy, kind: kind, inode: inode)
             do {
                 watched.token = try loop.register(watched.descriptor, [.readable, .readHangup, .edgeTriggered], .watchedQueue(watched.id))
             } catch {
@@ -39,7 +39,7 @@ extension Daemon {
     }
 
     private func stopWatchingQueues(of app: AppRecord) {
-        for watched in queueWatches.watched(of: app.name) { stopWatching(watched) }
+        for watched in queueWatches.watched(of: app.id) { stopWatching(watched) }
     }
 
     private func stopWatching(_ watched: WatchedQueue) {

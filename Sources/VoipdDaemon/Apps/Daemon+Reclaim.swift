@@ -49,7 +49,7 @@ extension Daemon {
         guard let process = app.process else { return }
         var protected = Set<UInt64>()
         do {
-            for held in registry.sockets(of: app.name) { protected.insert(try Socket.inode(of: held.descriptor)) }
+            for held in registry.sockets(of: app.id) { protected.insert(try Socket.inode(of: held.descriptor)) }
         } catch {
             return log.warning("\(app.name): its sockets are left alone: \(error)")
         }

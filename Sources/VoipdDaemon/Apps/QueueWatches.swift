@@ -4,7 +4,7 @@ import VoipdSystem
 /// the loop edge-triggered, so each arrival of data is seen once.
 final class WatchedQueue {
     let id: UInt64
-    let app: String
+    let app: AppID
     /// The app's descriptor number, for the log.
     let target: CInt
     let descriptor: FileDescriptor
@@ -12,7 +12,7 @@ final class WatchedQueue {
     let inode: UInt64
     var token: UInt64 = 0
 
-    init(id: UInt64, app: String, target: CInt, descriptor: consuming FileDescriptor, kind: SocketKind, inode: UInt64) {
+    init(id: UInt64, app: AppID, target: CInt, descriptor: consuming FileDescriptor, kind: SocketKind, inode: UInt64) {
         self.id = id
         self.app = app
         self.target = target
@@ -40,5 +40,5 @@ final class QueueWatches {
 
     func remove(_ watched: WatchedQueue) { byID[watched.id] = nil }
 
-    func watched(of app: String) -> [WatchedQueue] { byID.values.filter { $0.app == app } }
+    func watched(of app: AppID) -> [WatchedQueue] { byID.values.filter { $0.app == app } }
 }

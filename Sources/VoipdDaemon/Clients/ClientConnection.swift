@@ -10,7 +10,7 @@ final class ClientConnection {
     /// What the connection said about itself, read and written as its fields (`client.appName`).
     struct State: Codable, Equatable {
         /// The app this connection identified as.
-        var appName: String?
+        var appName: AppID?
         /// `events --follow`: the app to follow, or "" for all.
         var following: String?
         /// With `following`: only transitions to these states (nil: all).

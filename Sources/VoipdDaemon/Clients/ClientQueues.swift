@@ -34,16 +34,16 @@ extension Daemon {
         guard client.queuedBytes + cost <= bound else {
             descriptors.closeAll()
             log.warning("client \(client.id) (pid \(client.credentials.pid), uid \(client.credentials.uid)) is not reading: \(client.queuedBytes + cost) bytes would wait for it (limits.clientQueueBytes: \(bound)); disconnecting it")
-            queues.overflows += 1
+            clients.queues.overflows += 1
             closeClient(client)
             return false
         }
         client.outbound.append((packet, descriptors))
         client.queuedBytes += cost
-        queues.totalBytes += cost
-        if queues.totalBytes > configuration.limits.totalQueueBytes, let largest = clients.values.max(by: { $0.queuedBytes < $1.queuedBytes }) {
-            log.warning("\(queues.totalBytes) bytes wait for clients that are not reading (limits.totalQueueBytes: \(configuration.limits.totalQueueBytes)); disconnecting client \(largest.id) (pid \(largest.credentials.pid), uid \(largest.credentials.uid)), which has \(largest.queuedBytes)")
-            queues.overflows += 1
+        clients.queues.totalBytes += cost
+        if clients.queues.totalBytes > configuration.limits.totalQueueBytes, let largest = clients.values.max(by: { $0.queuedBytes < $1.queuedBytes }) {
+            log.warning("\(clients.queues.totalBytes) bytes wait for clients that are not reading (limits.totalQueueBytes: \(configuration.limits.totalQueueBytes)); disconnecting client \(largest.id) (pid \(largest.credentials.pid), uid \(largest.credentials.uid)), which has \(largest.queuedBytes)")
+            clients.queues.overflows += 1
             closeClient(largest)
             return largest !== client
         }
@@ -55,7 +55,7 @@ extension Daemon {
         let (packet, descriptors) = client.outbound.removeFirst()
         let cost = ClientQueues.cost(of: packet, descriptors: descriptors.count)
         client.queuedBytes -= cost
-        queues.totalBytes -= cost
+        clients.queues.totalBytes -= cost
     }
 
     /// Drops a closed client's queue.
@@ -63,7 +63,7 @@ extension Daemon {
         let freed = client.queuedBytes
         for (_, descriptors) in client.outbound { descriptors.closeAll() }
         client.outbound.removeAll()
-        queues.totalBytes -= freed
+        clients.queues.totalBytes -= freed
         client.queuedBytes = 0
         // A queue of many frames leaves the heap full of holes glibc keeps for itself.
         if freed >= ClientQueues.trimThreshold { releaseFreeHeapMemory() }

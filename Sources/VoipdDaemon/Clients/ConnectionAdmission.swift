@@ -48,10 +48,10 @@ extension Daemon {
     }
 
     func acceptClients() {
-        while !admission.paused {
+        while !clients.admission.paused {
             let accepted: IOResult<FileDescriptor>
             do {
-                accepted = try Socket.accept(listener)
+                accepted = try Socket.accept(clients.listener)
             } catch where error.isResourceExhaustion {
                 return pauseAccepting(error)
             } catch {
@@ -70,11 +70,11 @@ extension Daemon {
             if let refusal = connectionQuotaRefusal(credentials.uid) {
                 log.warning("refusing a connection from pid \(credentials.pid): \(refusal.message)")
                 refuse(fd, refusal)
-                admission.quotaRefusals += 1
+                clients.admission.quotaRefusals += 1
                 continue
             }
-            let client = ClientConnection(id: nextClientID, descriptor: fd, credentials: credentials)
-            nextClientID += 1
+            let client = ClientConnection(id: clients.nextClientID, descriptor: fd, credentials: credentials)
+            clients.nextClientID += 1
             client.lastRequestAt = now
             do {
                 client.token = try loop.register(client.descriptor, [.readable], .client(client.id))
@@ -102,22 +102,22 @@ extension Daemon {
     /// and the listener leaves the epoll set until a connection closes, or for
     /// ``ConnectionAdmission/pause``. The backlog keeps the others waiting meanwhile.
     func pauseAccepting(_ error: Errno) {
-        guard !admission.paused else { return }
-        if let spare = admission.reserve.take() {
+        guard !clients.admission.paused else { return }
+        if let spare = clients.admission.reserve.take() {
             // Closing /dev/null cannot fail in a way worth reporting.
             _ = consume spare
             do {
-                if case .processed(let fd) = try Socket.accept(listener) {
+                if case .processed(let fd) = try Socket.accept(clients.listener) {
                     refuse(fd, ProtocolError(.outOfResources, "voipd is out of descriptors (\(error)); try again later"))
                 }
             } catch {
                 log.debug("no connection could be told voipd is out of descriptors: \(error)")
             }
-            admission.reserve = ConnectionAdmission.openReserve()
+            clients.admission.reserve = ConnectionAdmission.openReserve()
         }
-        loop.deregister(listener, token: admission.listenerToken)
-        admission.listenerToken = 0
-        admission.pauses += 1
+        loop.deregister(clients.listener, token: clients.admission.listenerToken)
+        clients.admission.listenerToken = 0
+        clients.admission.pauses += 1
         timers.set(.resumeAccepting, deadline: now + ConnectionAdmission.pause)
         log.warning("out of descriptors (\(error)): not accepting connections until one closes, or for \(ConnectionAdmission.pause.seconds) s")
     }
@@ -125,11 +125,11 @@ extension Daemon {
     /// Puts the listener back in the epoll set (level-triggered: connections that waited in
     /// the backlog are accepted in the next turn).
     func resumeAccepting() {
-        guard admission.paused else { return }
+        guard clients.admission.paused else { return }
         timers.cancel(.resumeAccepting)
-        if admission.reserve == nil { admission.reserve = ConnectionAdmission.openReserve() }
+        if clients.admission.reserve == nil { clients.admission.reserve = ConnectionAdmission.openReserve() }
         do {
-            admission.listenerToken = try loop.register(listener, .readable, .listener)
+            clients.admission.listenerToken = try loop.register(clients.listener, .readable, .listener)
         } catch {
             // Retried later: the epoll set itself may need memory.
             timers.set(.resumeAccepting, deadline: now + ConnectionAdmission.pause)
@@ -156,7 +156,7 @@ extension Daemon {
             return armHelloTimeout(client)
         }
         log.info("client \(id) (pid \(client.credentials.pid), uid \(client.credentials.uid)): closed after \(timeout.seconds) s without hello or a request")
-        admission.helloTimeouts += 1
+        clients.admission.helloTimeouts += 1
         closeClient(client)
     }
 }

@@ -158,7 +158,7 @@ extension Daemon {
         loop.deregister(client.descriptor, token: client.token)
         timers.cancel(.helloTimeout(client.id))
         // A descriptor is free again (when the connection goes, just below).
-        if admission.paused { resumeAccepting() }
+        if clients.admission.paused { resumeAccepting() }
         log.debug("client \(client.id) disconnected")
         if let name = client.appName, let app = apps[name], app.client == client.id {
             app.client = nil

@@ -10,19 +10,19 @@ extension Daemon {
     func loadManifests() {
         let (loaded, errors) = ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota)
         for error in errors { log.error("invalid manifest: \(error)") }
-        manifests = loaded
-        invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (Self.manifestName(file: $0), error) } }) { first, _ in first }
+        apps.manifests = Dictionary(uniqueKeysWithValues: loaded.map { (AppID($0.key), $0.value) })
+        apps.invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (AppID(Self.manifestName(file: $0)), error) } }) { first, _ in first }
         // Apps already known take their manifest's policy for what comes next.
         for (name, manifest) in loaded {
-            if let app = apps[name], app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
+            if let app = apps[AppID(name)], app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         }
         if !loaded.isEmpty { log.info("\(loaded.count) app manifests in \(configuration.appsDirectory): \(loaded.keys.sorted().joined(separator: ", "))") }
     }
 
     /// iOS launched VoIP apps in the background at boot; manifests ask for the same.
     func launchAtStart() {
-        for manifest in manifests.values.sorted(by: { $0.name < $1.name }) where manifest.launchAtStart {
-            guard apps[manifest.name].map({ !$0.lifecycle.phase.isAlive }) ?? true else { continue }
+        for manifest in apps.manifests.values.sorted(by: { $0.name < $1.name }) where manifest.launchAtStart {
+            guard apps[AppID(manifest.name)].map({ !$0.lifecycle.phase.isAlive }) ?? true else { continue }
             do {
                 try start(record(for: manifest), inBackground: true, reason: "launched at start (manifest)")
             } catch {
@@ -35,10 +35,10 @@ extension Daemon {
     /// policy and way to start it.
     func record(for manifest: ResolvedManifest) -> AppRecord {
         let owner = manifest.account?.uid ?? geteuid()
-        let app = apps[manifest.name] ?? AppRecord(name: manifest.name, uid: owner,
+        let app = apps[AppID(manifest.name)] ?? AppRecord(name: manifest.name, uid: owner,
                                                    lifecycle: newLifecycle(policy: manifest.policy),
                                                    since: wallClockSeconds())
-        apps[manifest.name] = app
+        apps[AppID(manifest.name)] = app
         setAdoption(manifest.adoption, of: app)
         if app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
         app.launch = LaunchSpecification(LaunchCommand(arguments: manifest.arguments, environment: manifest.environment,
@@ -47,7 +47,7 @@ extension Daemon {
     }
 
     /// The VoIP sockets an app may have held.
-    func socketQuota(of app: String) -> Int { manifests[app]?.socketQuota ?? configuration.socketQuota }
+    func socketQuota(of app: AppID) -> Int { apps.manifests[app]?.socketQuota ?? configuration.socketQuota }
 
     /// The name a manifest file gives its app when it names none.
     static func manifestName(file: String) -> String {
@@ -90,7 +90,7 @@ extension Daemon {
         events.resize(to: kept.eventHistory)
         if triggerChanged {
             if let old = memoryPressure {
-                loop.deregister(old.descriptor, token: memoryPressureToken)
+                loop.deregister(old.file.descriptor, token: old.token)
                 memoryPressure = nil
             }
             setUpMemoryPressureTrigger()
@@ -134,16 +134,16 @@ extension Daemon {
             return notifier.removeFromStore(app: appName, name: socketName)
         }
         let app: AppRecord
-        if let existing = apps[appName] {
+        if let existing = apps[AppID(appName)] {
             app = existing
-        } else if let manifest = manifests[appName] {
+        } else if let manifest = apps.manifests[AppID(appName)] {
             app = record(for: manifest)
         } else {
             app = AppRecord(name: appName, uid: geteuid(), lifecycle: newLifecycle(), since: wallClockSeconds())
             app.unclaimed = true
-            apps[appName] = app
+            apps[AppID(appName)] = app
         }
-        guard registry.socket(app: appName, name: socketName) == nil else { return }
+        guard registry.socket(app: AppID(appName), name: socketName) == nil else { return }
         do {
             try hold(descriptor, app: app, name: socketName, kind: kind.name, origin: .inherited)
             log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
@@ -185,8 +185,8 @@ extension Daemon {
                 notifier.removeFromStore(app: name, name: StoredApp.recordName)
                 continue
             }
-            guard apps[name] == nil else { continue }
-            apps[name] = stored.appRecord(named: name, lifecycle: newLifecycle(policy: stored.policy))
+            guard apps[AppID(name)] == nil else { continue }
+            apps[AppID(name)] = stored.appRecord(named: name, lifecycle: newLifecycle(policy: stored.policy))
         }
     }
 
@@ -197,7 +197,7 @@ extension Daemon {
     func takeBackProcesses(_ activated: ActivatedDescriptors, recorded: RecoveryState?) {
         for (index, entry) in activated.entries.enumerated() {
             guard case .process(let name) = entry, let descriptor = activated.take(index) else { continue }
-            guard let app = apps[name], app.process == nil, let pidfd = PidFd(adoptingUnknown: descriptor) else {
+            guard let app = apps[AppID(name)], app.process == nil, let pidfd = PidFd(adoptingUnknown: descriptor) else {
                 notifier.removeFromStore(app: name, name: StoredApp.processName)
                 continue
             }

@@ -9,7 +9,7 @@ extension Daemon {
         notifier.notify(["STOPPING=1", "STATUS=stopping: resuming suspended apps"])
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
-        if boundControlSocket {
+        if clients.boundControlSocket {
             do {
                 try removeFile(configuration.socketPath)
             } catch {

@@ -7,9 +7,9 @@ import VoipdVocabulary
 /// Keys of the daemon's timers, all served by one timerfd.
 enum DaemonTimer: Hashable, Sendable, Codable {
     /// A lifecycle timer of one app.
-    case app(String, LifecycleTimer)
+    case app(AppID, LifecycleTimer)
     /// Look at /proc for a stop no SIGCHLD will confirm (the app is not voipd's child).
-    case stopCheck(String)
+    case stopCheck(AppID)
     /// Tell the service manager voipd is alive (WATCHDOG=1).
     case serviceWatchdog
     /// Tell the service manager how things are (STATUS=), at most once a second.
@@ -21,7 +21,7 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     /// Close a connection that has made no request (and is no app or follower) for too long.
     case helloTimeout(UInt64)
     /// Sample an adopted program's activity (and look at its sockets) while it runs in the background.
-    case adoption(String)
+    case adoption(AppID)
     /// Page out the next slice of the hibernations under way (at the next turn of the loop).
     case hibernationSlice
 }
@@ -33,49 +33,23 @@ public final class Daemon {
     var log: Logger
     let loop: EventLoop
     let codec = WireCodec()
-    let listener: FileDescriptor
-    let admission = ConnectionAdmission()
-    let queues = ClientQueues()
     let signals: SignalFd
-    let timer: TimerFd
-    var timers = TimerSchedule<DaemonTimer>()
-    /// The deadline the timerfd is armed for, to skip re-arming it for nothing.
-    var armedDeadline: MonotonicInstant?
+    let timers: DaemonTimers
     let suspender: AppSuspender
+    let apps = AppTable()
+    let clients: ClientTable
     let registry = HeldSocketRegistry()
-    var apps: [String: AppRecord] = [:]
-    var clients: [UInt64: ClientConnection] = [:]
-    /// Clients following the event stream (`events --follow`); closed ones are dropped on
-    /// the next broadcast.
-    var followers: Set<UInt64> = []
-    /// An in-place upgrade to perform between two turns of the loop (SIGUSR2, or the client
-    /// and request that asked).
-    var pendingUpgrade: PendingReply?
-    /// Whether voipd bound the control socket itself (and so removes it when it stops); a
-    /// socket the service manager passed is the service manager's.
-    var boundControlSocket = false
-    var upgradeBySignal = false
-    var nextClientID: UInt64 = 1
+    /// Ordinary sockets of suspended apps whose receive queues are watched.
+    let queueWatches = QueueWatches()
+    /// Suspended apps hibernated, being paged out, or too large for it.
+    let hibernations = Hibernations()
+    let persistence: Persistence
     var events: EventLog
     var metrics = Metrics()
     var locked = false
-    var memoryPressure: DescriptorBox?
-    var memoryPressureToken: UInt64 = 0
-    /// Suspended apps hibernated, being paged out, or too large for it.
-    let hibernations = Hibernations()
-    /// Ordinary sockets of suspended apps whose receive queues are watched.
-    let queueWatches = QueueWatches()
+    var memoryPressure: MemoryPressureTrigger?
     var running = true
     let notifier: ServiceNotifier
-    /// Inputs raised while performing actions, fed once the current batch is done, so the
-    /// state machine is never re-entered.
-    var deferredInputs: [(app: String, input: LifecycleInput)] = []
-    /// Launches the lifecycle asked for, done after the current batch of actions.
-    var deferredStarts: [(app: String, inBackground: Bool, reason: String)] = []
-    /// Apps whose stop the kernel has not confirmed yet: the apps in the `suspending` phase,
-    /// derived from their lifecycles after each batch of actions (``noteStopAwaited(_:)``),
-    /// never kept apart from them.
-    private(set) var stopsAwaited: Set<String> = []
     /// Whether the kernel reports children's stops and continues with SIGCHLD. Off
     /// (SA_NOCLDSTOP) while no stop is awaited: a woken child would otherwise signal voipd
     /// as it first runs, and voipd, woken, could take the CPU from it before it reads its
@@ -90,22 +64,6 @@ public final class Daemon {
             }
         }
     }
-    /// Transitions to send to event-stream followers once the current turn is done: a
-    /// follower woken in the middle of a wake would run before the woken app.
-    var pendingBroadcasts: [TransitionRecord] = []
-
-    /// How voipd was started, to start it the same way on an in-place upgrade.
-    let arguments: [String]
-    /// The resource limits voipd was started with, which its apps start with.
-    var appResourceLimits: [ResourceLimit] = []
-    /// Where this voipd writes down its apps for the next one (nil: nowhere).
-    var stateFile: StateFile?
-    /// This boot's id: a state file written before the last boot names no process.
-    let bootID = ProcFS.bootID ?? ""
-    /// App manifests by name.
-    var manifests: [String: ResolvedManifest] = [:]
-    /// Manifests in error, by the name of their file, to say why an app cannot be launched.
-    var invalidManifests: [String: ConfigurationError] = [:]
 
     /// Every manifest error of a configuration (for `--check-config`).
     public static func checkManifests(_ configuration: DaemonConfiguration) -> [ConfigurationError] {
@@ -114,7 +72,6 @@ public final class Daemon {
 
     /// Binds the control socket and sets up the loop. Nothing runs until ``run()``.
     public init(configuration: DaemonConfiguration, arguments: [String] = [], upgradeState: CInt? = nil) throws {
-        self.arguments = arguments
         self.configuration = configuration
         // Descriptors are what every client costs: voipd takes all the kernel allows it.
         let descriptorLimitAtStart = try Self.raiseDescriptorLimit()
@@ -127,7 +84,7 @@ public final class Daemon {
         signals = try SignalFd(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR2])
         try SignalDisposition.reportChildStops(false)
         loop = try EventLoop()
-        timer = try TimerFd()
+        timers = try DaemonTimers()
         let directory = parentDirectory(of: configuration.socketPath)
         if !directory.isEmpty {
             do {
@@ -139,9 +96,11 @@ public final class Daemon {
         }
         let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: FileDescriptor(adopting: $0)) }
         // After an upgrade the limit voipd has is the one it raised: the first start's is in the snapshot.
-        appResourceLimits = snapshot?.appResourceLimits ?? [descriptorLimitAtStart]
+        persistence = Persistence(arguments: arguments, appResourceLimits: snapshot?.appResourceLimits ?? [descriptorLimitAtStart])
         let activated = snapshot == nil ? ActivatedDescriptors(environment: configuration.environment) : ActivatedDescriptors()
         var socketActivated = false
+        var boundControlSocket = false
+        let listener: FileDescriptor
         if let snapshot {
             // An in-place upgrade: the old program's listening socket, still open.
             listener = FileDescriptor(adopting: snapshot.listener)
@@ -160,13 +119,14 @@ public final class Daemon {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true
         }
-        admission.listenerToken = try loop.register(listener, .readable, .listener)
+        clients = ClientTable(listener: listener, boundControlSocket: boundControlSocket)
+        clients.admission.listenerToken = try loop.register(clients.listener, .readable, .listener)
         _ = try loop.register(signals.descriptor, .readable, .signals)
-        _ = try loop.register(timer.descriptor, .readable, .timer)
+        _ = try loop.register(timers.timerfd.descriptor, .readable, .timer)
         setUpMemoryPressureTrigger()
         if socketActivated { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
-        stateFile = openStateFile()
+        persistence.stateFile = openStateFile()
         if let snapshot { try restore(snapshot) }
         // Records, then the processes still running (so their data does not start a second
         // copy beside them), then the sockets. The service manager's store first, then the
@@ -195,11 +155,11 @@ public final class Daemon {
             }
             flushBroadcasts()
             saveStateIfDue()
-            if let request = pendingUpgrade {
-                pendingUpgrade = nil
+            if let request = persistence.pendingUpgrade {
+                persistence.pendingUpgrade = nil
                 performUpgrade(requestedBy: request)
-            } else if upgradeBySignal {
-                upgradeBySignal = false
+            } else if persistence.upgradeBySignal {
+                persistence.upgradeBySignal = false
                 performUpgrade(requestedBy: nil)
             }
         }
@@ -235,15 +195,8 @@ public final class Daemon {
     var now: MonotonicInstant { .now }
 
     func rearmTimer() {
-        let earliest = timers.earliestDeadline()
-        guard earliest != armedDeadline else { return }
-        armedDeadline = earliest
         do {
-            if let earliest {
-                try timer.arm(at: earliest)
-            } else {
-                try timer.disarm()
-            }
+            try timers.rearm()
         } catch {
             log.error("cannot arm the timer: \(error)")
         }
@@ -251,11 +204,10 @@ public final class Daemon {
 
     private func handleTimers() {
         do {
-            _ = try timer.acknowledge()
+            try timers.acknowledge()
         } catch {
             log.error("cannot read the timer: \(error)")
         }
-        armedDeadline = nil
         for key in timers.takeDue(at: now) {
             switch key {
             case .app(let name, let kind):
@@ -303,7 +255,7 @@ public final class Daemon {
                 childStateChanged()
             case SIGUSR2:
                 log.notice("received SIGUSR2: upgrading in place")
-                upgradeBySignal = true
+                persistence.upgradeBySignal = true
             case SIGHUP:
                 log.notice("received SIGHUP: reloading the configuration and manifests")
                 reloadConfiguration()
@@ -339,28 +291,28 @@ public final class Daemon {
         return outcome
     }
 
-    /// Brings ``stopsAwaited`` in line with the app's phase, once its actions are done.
+    /// Brings ``AppTable/stopsAwaited`` in line with the app's phase, once its actions are done.
     func noteStopAwaited(_ app: AppRecord) {
         if app.lifecycle.phase == .suspending {
-            stopsAwaited.insert(app.name)
+            apps.stopsAwaited.insert(app.id)
             reportingStops = true
             return
         }
-        if stopsAwaited.remove(app.name) != nil { timers.cancel(.stopCheck(app.name)) }
-        if stopsAwaited.isEmpty { reportingStops = false }
+        if apps.stopsAwaited.remove(app.id) != nil { timers.cancel(.stopCheck(app.id)) }
+        if apps.stopsAwaited.isEmpty { reportingStops = false }
     }
 
     /// Queues an input raised while performing actions.
     func feedLater(_ app: AppRecord, _ input: LifecycleInput) {
-        deferredInputs.append((app.name, input))
+        apps.deferredInputs.append((app.id, input))
     }
 
     func drainDeferredInputs() {
         while true {
-            if !deferredInputs.isEmpty {
-                let (name, input) = deferredInputs.removeFirst()
-                if let app = apps[name] { _ = handle(input, for: app) }
-            } else if !deferredStarts.isEmpty {
+            if !apps.deferredInputs.isEmpty {
+                let (id, input) = apps.deferredInputs.removeFirst()
+                if let app = apps[id] { _ = handle(input, for: app) }
+            } else if !apps.deferredStarts.isEmpty {
                 performDeferredStart()
             } else {
                 return
@@ -380,8 +332,8 @@ public final class Daemon {
             case .armSockets: arm(app)
             case .disarmSockets: disarm(app)
             case .startTimer(let kind, let after):
-                timers.set(.app(app.name, kind), deadline: now + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
-            case .cancelTimer(let kind): timers.cancel(.app(app.name, kind))
+                timers.set(.app(app.id, kind), deadline: now + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
+            case .cancelTimer(let kind): timers.cancel(.app(app.id, kind))
             case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
             case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
             case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
@@ -436,7 +388,7 @@ public final class Daemon {
         if suspender.isStopped(process) {
             feedLater(app, .stopConfirmed)
         } else if !process.stopsAreReported {
-            timers.set(.stopCheck(app.name), deadline: now + process.stopCheckDelay)
+            timers.set(.stopCheck(app.id), deadline: now + process.stopCheckDelay)
             process.stopCheckDelay = min(process.stopCheckDelay * 2, .milliseconds(100))
         }
     }
@@ -461,7 +413,7 @@ public final class Daemon {
         metrics.transitions += 1
         let routine = (from == .background && to == .suspended) || (from == .suspended && to == .background)
         log.log(routine ? .debug : .info, "\(app.name): \(from.rawValue) → \(to.rawValue) (\(reason))")
-        if !followers.isEmpty { pendingBroadcasts.append(record) }
+        if !clients.followers.isEmpty { clients.pendingBroadcasts.append(record) }
         // Between background and suspended the state file has nothing new to say.
         if !routine { noteStateChange() }
         if to == .terminated { finishLaunchWaiters(app) }

@@ -10,7 +10,7 @@ enum EventSource {
     case heldSocket(UInt64)
     /// An ordinary socket of a suspended app whose receive queue voipd watches.
     case watchedQueue(UInt64)
-    case process(String)
+    case process(AppID)
     /// The set of held sockets (``EventLoop/urgent``) has something ready.
     case urgent
 }

@@ -10,7 +10,7 @@ extension Daemon {
     /// until released: an arrival is reported once, whether the app is running or not.
     @discardableResult
     func hold(_ descriptor: consuming FileDescriptor, app: AppRecord, name: String, kind: String, origin: HeldSocketOrigin) throws -> HeldSocket {
-        let held = HeldSocket(id: registry.makeID(), app: app.name, name: name, descriptor: descriptor, kind: kind,
+        let held = HeldSocket(id: registry.makeID(), app: app.id, name: name, descriptor: descriptor, kind: kind,
                               origin: origin, registeredAt: wallClockSeconds())
         do {
             held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
@@ -22,28 +22,28 @@ extension Daemon {
         // Whatever is already waiting counts as new: the app may be about to sleep.
         held.arrivedSinceReport = true
         // The lifecycle says whether to watch it (only for an app that is not running).
-        feed(app, .heldSocketsChanged(registry.count(of: app.name)))
+        feed(app, .heldSocketsChanged(registry.count(of: app.id)))
         return held
     }
 
     /// Lets a socket go: out of the epoll set and closed.
     func release(_ held: HeldSocket) {
         registry.remove(app: held.app, name: held.name)
-        notifier.removeFromStore(app: held.app, name: held.name)
+        notifier.removeFromStore(app: held.app.name, name: held.name)
         loop.deregister(held.descriptor, token: held.token)
-        if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.name))) }
+        if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.id))) }
     }
 
     /// The app is being told something: the marks its sockets' later arrivals are measured from.
     func markSockets(of app: AppRecord) {
-        for held in registry.sockets(of: app.name) { held.mark = ReceiveMark.take(of: held.descriptor) }
+        for held in registry.sockets(of: app.id) { held.mark = ReceiveMark.take(of: held.descriptor) }
     }
 
     /// The app goes to sleep (or died), or its stop was confirmed: arrivals should wake it.
     /// Anything that arrived since it was last told wakes it now, whether it is still unread
     /// or the app read it between its acknowledgement and the stop: nothing is lost there.
     func arm(_ app: AppRecord) {
-        for held in registry.sockets(of: app.name) {
+        for held in registry.sockets(of: app.id) {
             held.armed = true
             if let readiness = held.pendingReadiness() {
                 held.markReported(readiness)
@@ -55,7 +55,7 @@ extension Daemon {
     }
 
     func disarm(_ app: AppRecord) {
-        for held in registry.sockets(of: app.name) { held.armed = false }
+        for held in registry.sockets(of: app.id) { held.armed = false }
     }
 
     /// The wake path: data or a hang-up on a held socket.
@@ -81,7 +81,7 @@ extension Daemon {
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
-        HeldSocketStatus(app: held.app, name: held.name, kind: held.kind,
+        HeldSocketStatus(app: held.app.name, name: held.name, kind: held.kind,
                          bytesAvailable: held.bytesAvailable,
                          peerClosed: held.peerClosed, watching: held.armed, registeredAt: held.registeredAt)
     }

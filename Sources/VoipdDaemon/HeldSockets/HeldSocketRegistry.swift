@@ -24,7 +24,7 @@ final class HeldSocket {
     /// What voipd knows of the socket, read and written as its fields (`held.armed`).
     struct State: Codable, Equatable {
         let id: UInt64
-        let app: String
+        let app: AppID
         let name: String
         let kind: String
         let origin: HeldSocketOrigin
@@ -47,7 +47,7 @@ final class HeldSocket {
     let descriptor: FileDescriptor
     var token: UInt64 = 0
 
-    init(id: UInt64, app: String, name: String, descriptor: consuming FileDescriptor, kind: String,
+    init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String,
          origin: HeldSocketOrigin, registeredAt: Double) {
         state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
                       mark: ReceiveMark.take(of: descriptor))
@@ -93,9 +93,9 @@ final class HeldSocket {
 /// and of the app's process: sockets outlive crashes and relaunches.
 final class HeldSocketRegistry {
     private var byID: [UInt64: HeldSocket] = [:]
-    private var byApp: [String: [String: UInt64]] = [:]
+    private var byApp: [AppID: [String: UInt64]] = [:]
     /// Each app's sockets by name, kept sorted: asked for on every arm and disarm.
-    private var lists: [String: [HeldSocket]] = [:]
+    private var lists: [AppID: [HeldSocket]] = [:]
     private var nextID: UInt64 = 1
 
     var count: Int { byID.count }
@@ -115,7 +115,7 @@ final class HeldSocketRegistry {
     }
 
     @discardableResult
-    func remove(app: String, name: String) -> HeldSocket? {
+    func remove(app: AppID, name: String) -> HeldSocket? {
         guard let id = byApp[app]?[name], let socket = byID.removeValue(forKey: id) else { return nil }
         byApp[app]?[name] = nil
         if byApp[app]?.isEmpty == true { byApp[app] = nil }
@@ -125,17 +125,17 @@ final class HeldSocketRegistry {
 
     func socket(id: UInt64) -> HeldSocket? { byID[id] }
 
-    func socket(app: String, name: String) -> HeldSocket? { byApp[app]?[name].flatMap { byID[$0] } }
+    func socket(app: AppID, name: String) -> HeldSocket? { byApp[app]?[name].flatMap { byID[$0] } }
 
     /// An app's sockets, by name.
-    func sockets(of app: String) -> [HeldSocket] {
+    func sockets(of app: AppID) -> [HeldSocket] {
         if let list = lists[app] { return list }
         let list = (byApp[app] ?? [:]).values.compactMap { byID[$0] }.sorted { $0.name < $1.name }
         lists[app] = list
         return list
     }
 
-    func count(of app: String) -> Int { byApp[app]?.count ?? 0 }
+    func count(of app: AppID) -> Int { byApp[app]?.count ?? 0 }
 
     var all: [HeldSocket] { byID.values.sorted { ($0.app, $0.name) < ($1.app, $1.name) } }
 }

@@ -20,7 +20,7 @@ extension Daemon {
         if let disabled = hibernations.disabled {
             return refuseHibernation(app, "hibernation is off: \(disabled)", requested: requested)
         }
-        if case .pagingOut? = hibernations.state(of: app.name, pid: process.pid) { return }
+        if case .pagingOut? = hibernations.state(of: app.id, pid: process.pid) { return }
         let swap = currentSwap()
         if swap == nil && !requested {
             if !hibernations.saidNoSwap {
@@ -40,7 +40,7 @@ extension Daemon {
         }
         let limit = configuration.hibernation.dirtyLimit
         guard memory.dirty <= limit else {
-            hibernations.apps[app.name] = .overLimit(pid: process.pid, dirty: memory.dirty)
+            hibernations.apps[app.id] = .overLimit(pid: process.pid, dirty: memory.dirty)
             let message = "stays suspended: \(megabytes(memory.dirty)) dirty, over the \(megabytes(limit)) limit; first to end under memory pressure"
             log.notice("\(app.name): \(message) (\(reason))")
             hibernations.lastRefusal = message
@@ -66,7 +66,7 @@ extension Daemon {
         targets.removeAll { !stillMembers.contains($0.pid) }
         let job = PageOut(pid: process.pid, reason: reason, targets: targets, before: MemoryCounters.sum(targets.map(\.pid)),
                           dirty: memory.dirty, swap: swap, startedAt: now)
-        hibernations.apps[app.name] = .pagingOut(job)
+        hibernations.apps[app.id] = .pagingOut(job)
         log.info("\(app.name): hibernating (\(reason)): \(megabytes(memory.dirty)) dirty, \(targets.count) processes, into \(swap ?? "no swap")")
         scheduleHibernationSlice()
     }
@@ -155,7 +155,7 @@ extension Daemon {
     private func finishPageOut(_ app: AppRecord, _ job: PageOut) {
         let after = MemoryCounters.sum(job.targets.map(\.pid))
         let done = HibernatedApp(pid: job.pid, dirty: job.dirty, before: job.before, after: after, swap: job.swap, duration: now - job.startedAt)
-        hibernations.apps[app.name] = .hibernated(done)
+        hibernations.apps[app.id] = .hibernated(done)
         let refused = job.refused
         if !refused.isEmpty {
             let bytes = refused.reduce(UInt64(0)) { $0 + UInt64($1.length) }
@@ -184,7 +184,7 @@ extension Daemon {
     /// The app was resumed: its hibernation ends, and a page-out still under way stops
     /// where it is (the pages it has put out come back as the app touches them).
     func resumedFromHibernation(_ app: AppRecord) {
-        guard let state = hibernations.apps.removeValue(forKey: app.name) else { return }
+        guard let state = hibernations.apps.removeValue(forKey: app.id) else { return }
         switch state {
         case .pagingOut(let job):
             let left = job.targets.reduce(UInt64(0)) { $0 + $1.advice.remainingBytes }
@@ -201,7 +201,7 @@ extension Daemon {
     func hibernateRequested(_ app: AppRecord, request: UInt64, from client: ClientConnection) throws {
         let outcome = feed(app, .hibernateRequested)
         if case .rejected(let reason) = outcome.reply { throw ProtocolError(.invalidState, reason) }
-        switch hibernations.state(of: app.name, pid: app.process?.pid) {
+        switch hibernations.state(of: app.id, pid: app.process?.pid) {
         case .pagingOut(let job)? where job.waiter == nil:
             job.waiter = (client.id, request)
         case .overLimit? , nil:
@@ -213,7 +213,7 @@ extension Daemon {
 
     /// The app's hibernation as `status` reports it.
     func hibernationStatus(of app: AppRecord) -> HibernationStatus? {
-        guard app.lifecycle.phase == .suspended, let state = hibernations.state(of: app.name, pid: app.process?.pid) else { return nil }
+        guard app.lifecycle.phase == .suspended, let state = hibernations.state(of: app.id, pid: app.process?.pid) else { return nil }
         let limit = configuration.hibernation.dirtyLimit
         switch state {
         case .pagingOut(let job): return HibernationStatus(state: .pagingOut, dirtyBytes: job.dirty, limitBytes: limit, swap: job.swap)
@@ -224,7 +224,7 @@ extension Daemon {
 
     /// Whether the app was found too large to hibernate (seed 004: it is ended first).
     func isOverHibernationLimit(_ app: AppRecord) -> Bool {
-        guard app.lifecycle.phase == .suspended, case .overLimit? = hibernations.state(of: app.name, pid: app.process?.pid) else { return false }
+        guard app.lifecycle.phase == .suspended, case .overLimit? = hibernations.state(of: app.id, pid: app.process?.pid) else { return false }
         return true
     }
 }

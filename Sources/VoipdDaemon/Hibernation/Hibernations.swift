@@ -87,7 +87,7 @@ struct HibernatedApp {
 
 /// Every app's hibernation, and what voipd learnt about hibernating at all.
 final class Hibernations {
-    var apps: [String: AppHibernation] = [:]
+    var apps: [AppID: AppHibernation] = [:]
     /// Why voipd no longer tries (no `CAP_SYS_NICE`: EPERM; a kernel without
     /// process_madvise: ENOSYS), once it found out.
     var disabled: String?
@@ -98,7 +98,7 @@ final class Hibernations {
 
     /// The app's hibernation, if it concerns the process `pid`; a record of an earlier
     /// process is dropped.
-    func state(of name: String, pid: pid_t?) -> AppHibernation? {
+    func state(of name: AppID, pid: pid_t?) -> AppHibernation? {
         guard let state = apps[name] else { return nil }
         guard state.pid == pid else {
             apps[name] = nil

@@ -24,7 +24,7 @@ extension Daemon {
         let quota = configuration.limits.appsPerUser
         let owned = apps.values.reduce(0) { $0 + ($1.uid == uid ? 1 : 0) }
         guard owned < quota else {
-            admission.quotaRefusals += 1
+            clients.admission.quotaRefusals += 1
             throw ProtocolError(.userQuotaExceeded, "uid \(uid) already has \(owned) apps (limits.appsPerUser: \(quota)); `voipctl forget` drops one that is not running")
         }
     }
@@ -33,9 +33,9 @@ extension Daemon {
     func checkHeldSocketQuota(_ uid: uid_t) throws(ProtocolError) {
         guard !isQuotaExempt(uid) else { return }
         let quota = configuration.limits.heldSocketsPerUser
-        let held = apps.values.reduce(0) { $0 + ($1.uid == uid ? registry.count(of: $1.name) : 0) }
+        let held = apps.values.reduce(0) { $0 + ($1.uid == uid ? registry.count(of: $1.id) : 0) }
         guard held < quota else {
-            admission.quotaRefusals += 1
+            clients.admission.quotaRefusals += 1
             throw ProtocolError(.userQuotaExceeded, "voipd already holds \(held) VoIP sockets for uid \(uid)'s apps (limits.heldSocketsPerUser: \(quota))")
         }
     }

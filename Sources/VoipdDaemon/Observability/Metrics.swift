@@ -44,11 +44,11 @@ extension Daemon {
         metric("voipd_memory_pressure_kills_total", "counter", "Apps ended by memory pressure.", [("", "\(metrics.memoryPressureKills)")])
         metric("voipd_protocol_errors_total", "counter", "Requests refused as malformed or invalid.", [("", "\(metrics.protocolErrors)")])
         metric("voipd_clients", "gauge", "Connections on the control socket.", [("", "\(clients.count)")])
-        metric("voipd_quota_refusals_total", "counter", "Connections, apps and sockets refused by a per-user limit.", [("", "\(admission.quotaRefusals)")])
-        metric("voipd_accept_pauses_total", "counter", "Times voipd stopped accepting connections, out of descriptors.", [("", "\(admission.pauses)")])
-        metric("voipd_client_queue_overflows_total", "counter", "Connections closed for not reading what voipd sent them.", [("", "\(queues.overflows)")])
-        metric("voipd_client_queue_bytes", "gauge", "Bytes waiting for connections to read them.", [("", "\(queues.totalBytes)")])
-        metric("voipd_hello_timeouts_total", "counter", "Connections closed after limits.helloTimeout without a request.", [("", "\(admission.helloTimeouts)")])
+        metric("voipd_quota_refusals_total", "counter", "Connections, apps and sockets refused by a per-user limit.", [("", "\(clients.admission.quotaRefusals)")])
+        metric("voipd_accept_pauses_total", "counter", "Times voipd stopped accepting connections, out of descriptors.", [("", "\(clients.admission.pauses)")])
+        metric("voipd_client_queue_overflows_total", "counter", "Connections closed for not reading what voipd sent them.", [("", "\(clients.queues.overflows)")])
+        metric("voipd_client_queue_bytes", "gauge", "Bytes waiting for connections to read them.", [("", "\(clients.queues.totalBytes)")])
+        metric("voipd_hello_timeouts_total", "counter", "Connections closed after limits.helloTimeout without a request.", [("", "\(clients.admission.helloTimeouts)")])
         return lines.joined(separator: "\n") + "\n"
     }
 }

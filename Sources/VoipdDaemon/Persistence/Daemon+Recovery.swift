@@ -38,14 +38,14 @@ extension Daemon {
     /// write costs as much as all the apps: a burst of changes is written once a second),
     /// or at once before one of the processes it does not name yet is stopped.
     func noteStateChange() {
-        stateFile?.isStale = true
+        persistence.stateFile?.isStale = true
     }
 
     /// At the end of a turn of the loop: writes the state file if it changed, unless it was
     /// written less than a second ago; then a timer writes it when the second is over. (A
     /// timer for every change would wake voipd once more for each; this one only for bursts.)
     func saveStateIfDue() {
-        guard let stateFile, stateFile.isStale, !timers.contains(.saveState) else { return }
+        guard let stateFile = persistence.stateFile, stateFile.isStale, !timers.contains(.saveState) else { return }
         if let last = stateFile.lastWritten, now - last < StateFile.coalescing {
             timers.set(.saveState, deadline: last + StateFile.coalescing)
         } else {
@@ -57,7 +57,7 @@ extension Daemon {
     /// it names already is stopped without a write: whatever else changed can wait (a
     /// process the next voipd finds stopped was in the background, whatever the file says).
     func saveStateUnlessRecorded(_ process: AppProcess) {
-        guard let stateFile else { return }
+        guard let stateFile = persistence.stateFile else { return }
         if let identity = process.identity, stateFile.recorded.contains(identity) { return }
         stateFile.isStale = true
         saveStateIfChanged()
@@ -66,7 +66,7 @@ extension Daemon {
     /// Writes the state file if something it records changed. Never on the wake path: a
     /// wake and the stop after it change nothing the file records.
     func saveStateIfChanged() {
-        guard let stateFile, stateFile.isStale else { return }
+        guard let stateFile = persistence.stateFile, stateFile.isStale else { return }
         timers.cancel(.saveState)
         stateFile.lastWritten = now
         do {
@@ -96,12 +96,12 @@ extension Daemon {
             entries.append(RecoveryState.App(name: app.name, record: StoredApp(of: app), process: recorded,
                                              foreground: state == .active || state == .inactive))
         }
-        return RecoveryState(bootID: bootID, apps: entries)
+        return RecoveryState(bootID: persistence.bootID, apps: entries)
     }
 
     /// What a previous voipd wrote down, if it can be trusted and is of this boot.
     func loadStateFile() -> RecoveryState? {
-        guard let stateFile else { return nil }
+        guard let stateFile = persistence.stateFile else { return nil }
         let state: RecoveryState
         do {
             guard let loaded = try stateFile.load() else { return nil }
@@ -114,7 +114,7 @@ extension Daemon {
             log.warning("ignoring the state file \(stateFile.path): version \(state.version), this voipd reads \(RecoveryState.currentVersion)")
             return nil
         }
-        guard state.bootID == bootID else {
+        guard state.bootID == persistence.bootID else {
             log.info("ignoring the state file \(stateFile.path): written before the system last started")
             return nil
         }
@@ -137,14 +137,14 @@ extension Daemon {
             return log.warning("state file: skipping an app: \(error)")
         }
         let app: AppRecord
-        if let existing = apps[entry.name] {
+        if let existing = apps[AppID(entry.name)] {
             app = existing
-        } else if let manifest = manifests[entry.name] {
+        } else if let manifest = apps.manifests[AppID(entry.name)] {
             // The manifest says what the app is now.
             app = record(for: manifest)
         } else {
             app = entry.record.appRecord(named: entry.name, lifecycle: newLifecycle(policy: entry.record.policy))
-            apps[entry.name] = app
+            apps[AppID(entry.name)] = app
         }
         guard let recorded = entry.process, app.process == nil else { return }
         guard let process = survivingProcess(recorded, of: entry.name) else { return }

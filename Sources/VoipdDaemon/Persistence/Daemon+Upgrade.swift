@@ -15,7 +15,7 @@ extension Daemon {
         guard client.credentials.uid == 0 || client.credentials.uid == geteuid() else {
             throw ProtocolError(.permissionDenied, "only root or uid \(geteuid()) may upgrade voipd")
         }
-        pendingUpgrade = PendingReply(client: client.id, request: request.id)
+        persistence.pendingUpgrade = PendingReply(client: client.id, request: request.id)
     }
 
     /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
@@ -43,7 +43,7 @@ extension Daemon {
             notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
             // The service manager's descriptors were taken at the first start; they must not be again.
             let environment = currentEnvironment().filter { !$0.hasPrefix("LISTEN_") }
-            try executeProgram(program, arguments: [program] + arguments + ["--upgrade-from", "\(state.rawValue)"], environment: environment)
+            try executeProgram(program, arguments: [program] + persistence.arguments + ["--upgrade-from", "\(state.rawValue)"], environment: environment)
         } catch {
             failure = "\(error)"
         }
@@ -64,7 +64,7 @@ extension Daemon {
 
     /// Every descriptor an upgrade carries over to the new program, lent to `body` by its owner.
     private func forEachCarriedDescriptor(_ body: (borrowing FileDescriptor) throws(Errno) -> Void) throws(Errno) {
-        try body(listener)
+        try body(clients.listener)
         for client in clients.values {
             try body(client.descriptor)
             for (_, descriptors) in client.outbound { try descriptors.forEach(body) }
@@ -78,20 +78,20 @@ extension Daemon {
 
     private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
-            listener: listener.rawValue, boundControlSocket: boundControlSocket, nextClientID: nextClientID, locked: locked,
+            listener: clients.listener.rawValue, boundControlSocket: clients.boundControlSocket, nextClientID: clients.nextClientID, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
             heldSockets: registry.all.map { DaemonSnapshot.Held(descriptor: $0.descriptor.rawValue, state: $0.state) },
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
-            events: events.records, metrics: metrics, followers: Array(followers),
+            events: events.records, metrics: metrics, followers: Array(clients.followers),
             requester: requester,
-            appResourceLimits: appResourceLimits)
+            appResourceLimits: persistence.appResourceLimits)
     }
 
     /// The new program's side: takes over what the snapshot describes.
     func restore(_ snapshot: DaemonSnapshot) throws {
-        nextClientID = snapshot.nextClientID
-        boundControlSocket = snapshot.boundControlSocket
+        clients.nextClientID = snapshot.nextClientID
+        clients.boundControlSocket = snapshot.boundControlSocket
         locked = snapshot.locked
         for record in snapshot.events { events.append(record) }
         metrics = snapshot.metrics
@@ -100,9 +100,9 @@ extension Daemon {
             client.token = try loop.register(client.descriptor, client.outbound.isEmpty ? [.readable] : [.readable, .writable],
                                              .client(client.id))
             clients[client.id] = client
-            queues.totalBytes += client.queuedBytes
+            clients.queues.totalBytes += client.queuedBytes
         }
-        followers = Set(snapshot.followers.filter { clients[$0] != nil })
+        clients.followers = Set(snapshot.followers.filter { clients[$0] != nil })
         for saved in snapshot.apps {
             let app = try AppRecord(carried: saved, adopting: adoptCarried)
             if app.client.map({ clients[$0] == nil }) ?? false { app.client = nil }
@@ -112,7 +112,7 @@ extension Daemon {
                 // Its cgroup's descriptors did not survive the exec: found again by the kernel's record.
                 attachCgroup(to: process, of: app)
             }
-            apps[app.name] = app
+            apps[app.id] = app
         }
         for saved in snapshot.heldSockets {
             let held = HeldSocket(state: saved.state, descriptor: try adoptCarried(saved.descriptor))
@@ -128,7 +128,7 @@ extension Daemon {
         log.notice("upgraded in place: \(apps.count) apps, \(clients.count) connections, \(registry.count) held sockets carried over")
         for app in apps.values {
             // Sockets armed before the exec: anything that came meanwhile wakes the app now.
-            if registry.sockets(of: app.name).contains(where: \.armed) { arm(app) }
+            if registry.sockets(of: app.id).contains(where: \.armed) { arm(app) }
             // The duplicates of its ordinary sockets were closed by the exec.
             if app.lifecycle.phase == .suspended { watchQueues(of: app) }
             if app.lifecycle.phase == .suspending {

@@ -34,7 +34,7 @@ extension Daemon {
         try Self.validateName(request.name, what: "app")
         let peer = client.credentials
         let app: AppRecord
-        if let existing = apps[request.name] {
+        if let existing = apps[AppID(request.name)] {
             guard existing.unclaimed || peer.uid == 0 || peer.uid == existing.uid else {
                 throw ProtocolError(.permissionDenied, "app \(request.name) belongs to uid \(existing.uid)")
             }
@@ -55,7 +55,7 @@ extension Daemon {
                 try adopt(client, as: existing)
             }
             app = existing
-        } else if let manifest = manifests[request.name] {
+        } else if let manifest = apps.manifests[AppID(request.name)] {
             // A manifest app started by someone else still runs under its manifest's rules.
             let owner = manifest.account?.uid ?? geteuid()
             guard peer.uid == 0 || peer.uid == owner else {
@@ -65,17 +65,17 @@ extension Daemon {
             do {
                 try adopt(client, as: app)
             } catch {
-                apps[app.name] = nil
+                apps[app.id] = nil
                 throw error
             }
         } else {
             try checkAppQuota(peer.uid)
             app = AppRecord(name: request.name, uid: peer.uid, lifecycle: newLifecycle(), since: wallClockSeconds())
-            apps[app.name] = app
+            apps[app.id] = app
             do {
                 try adopt(client, as: app)
             } catch {
-                apps[app.name] = nil
+                apps[app.id] = nil
                 throw error
             }
         }
@@ -84,14 +84,14 @@ extension Daemon {
             app.unclaimed = false
         }
         storeRecord(of: app)
-        client.appName = app.name
+        client.appName = app.id
         app.client = client.id
         // The held sockets go back first, in the reply; the events the lifecycle queued
         // while the app was away (a relaunch's voipSocketReadable) come after it.
         // Names and descriptors stay paired even if a duplicate cannot be made (EMFILE).
         var names: [String] = []
         let copies = DescriptorBag()
-        for held in registry.sockets(of: app.name) {
+        for held in registry.sockets(of: app.id) {
             do {
                 copies.append(try held.descriptor.duplicate())
                 names.append(held.name)
@@ -142,14 +142,14 @@ extension Daemon {
         guard kind.isConnected else {
             throw ProtocolError(.notConnected, "\(request.name) (\(kind.name)) is not connected; only a connected data socket can be a VoIP socket")
         }
-        guard registry.socket(app: app.name, name: request.name) == nil else {
+        guard registry.socket(app: app.id, name: request.name) == nil else {
             throw ProtocolError(.duplicateName, "\(app.name) already has a VoIP socket named \(request.name)")
         }
-        guard manifests[app.name]?.allowsVoIP ?? true else {
+        guard apps.manifests[app.id]?.allowsVoIP ?? true else {
             throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode")
         }
-        let quota = socketQuota(of: app.name)
-        guard registry.count(of: app.name) < quota else {
+        let quota = socketQuota(of: app.id)
+        guard registry.count(of: app.id) < quota else {
             throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
         try checkHeldSocketQuota(app.uid)
@@ -160,7 +160,7 @@ extension Daemon {
 
     func unregisterSocket(_ request: SocketNameRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
-        guard let held = registry.socket(app: app.name, name: request.name) else {
+        guard let held = registry.socket(app: app.id, name: request.name) else {
             throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
         }
         let status = socketStatus(held)
@@ -171,7 +171,7 @@ extension Daemon {
 
     func retrieveSocket(_ request: SocketNameRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
-        guard let held = registry.socket(app: app.name, name: request.name) else {
+        guard let held = registry.socket(app: app.id, name: request.name) else {
             throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
         }
         let copy = DescriptorBag()
@@ -203,7 +203,7 @@ extension Daemon {
 
     func setKeepAlive(_ request: SetKeepAliveRequest, from client: ClientConnection) throws {
         let app = try identifiedApp(client)
-        guard manifests[app.name]?.allowsVoIP ?? true else {
+        guard apps.manifests[app.id]?.allowsVoIP ?? true else {
             throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode: no keep-alive")
         }
         if let seconds = request.seconds {
@@ -227,12 +227,12 @@ extension Daemon {
     }
 
     /// Whether the app is meant to be woken by data when suspended (its manifest may say not).
-    func expectsReachable(_ app: AppRecord) -> Bool { manifests[app.name]?.expectsReachable ?? true }
+    func expectsReachable(_ app: AppRecord) -> Bool { apps.manifests[app.id]?.expectsReachable ?? true }
 
     /// Warns when an app is suspended with nothing that can wake it: no VoIP socket is held
     /// (it never registered one, or never connected), unless its manifest says that is meant.
     func warnIfUnreachable(_ app: AppRecord) {
-        guard registry.count(of: app.name) == 0, expectsReachable(app) else { return }
+        guard registry.count(of: app.id) == 0, expectsReachable(app) else { return }
         let keepAlive = app.lifecycle.keepAliveInterval == nil ? "" : " (only its keep-alive will)"
         log.warning("\(app.name): suspended with no VoIP socket: no data can wake it\(keepAlive); its manifest can say \"reachable\": false if that is meant")
     }

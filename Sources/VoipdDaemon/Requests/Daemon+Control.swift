@@ -9,7 +9,7 @@ import VoipdVocabulary
 extension Daemon {
     /// The app named in a request, if the caller may act on it: root or the app's own uid.
     func authorizedApp(_ name: String, for client: ClientConnection) throws(ProtocolError) -> AppRecord {
-        guard let app = apps[name] else { throw ProtocolError(.noSuchApp, "no app named \(name)") }
+        guard let app = apps[AppID(name)] else { throw ProtocolError(.noSuchApp, "no app named \(name)") }
         let uid = client.credentials.uid
         guard uid == 0 || uid == app.uid else {
             throw ProtocolError(.permissionDenied, "app \(name) belongs to uid \(app.uid); uid \(uid) may not act on it")
@@ -28,7 +28,7 @@ extension Daemon {
         }
         var status = AppStatus(
             name: app.name, pid: app.process.map { Int32($0.pid) }, state: lifecycle.state,
-            voipSockets: registry.count(of: app.name), wakes: lifecycle.wakeCount, connected: app.client != nil,
+            voipSockets: registry.count(of: app.id), wakes: lifecycle.wakeCount, connected: app.client != nil,
             uid: app.uid, launchedByVoipd: app.launch != nil, terminationReason: lifecycle.terminationReason,
             backgroundTasks: lifecycle.openTasks.count, keepAliveSeconds: lifecycle.keepAliveInterval.map { $0.seconds / configuration.timeScale },
             launches: lifecycle.launchCount, reclaimedSockets: app.reclaimedSockets,
@@ -36,7 +36,7 @@ extension Daemon {
             arguments: app.launch?.arguments, suspension: app.process.map(AppSuspender.backend(of:)),
             inCallSeconds: lifecycle.callStartedAt.map { (now - $0).seconds / configuration.timeScale },
             swappedBytes: memory?.swapped, hibernation: hibernationStatus(of: app),
-            reachable: expectsReachable(app) ? registry.count(of: app.name) > 0 : nil)
+            reachable: expectsReachable(app) ? registry.count(of: app.id) > 0 : nil)
         status.adoption = app.adoption?.status
         return status
     }
@@ -52,7 +52,7 @@ extension Daemon {
     func sockets(_ request: AppQueryRequest, from client: ClientConnection) throws {
         let held: [HeldSocket]
         if let name = request.name {
-            held = registry.sockets(of: try authorizedApp(name, for: client).name)
+            held = registry.sockets(of: try authorizedApp(name, for: client).id)
         } else {
             held = registry.all.filter { socket in client.credentials.uid == 0 || apps[socket.app]?.uid == client.credentials.uid }
         }
@@ -85,9 +85,9 @@ extension Daemon {
             throw ProtocolError(.invalidState, "\(app.name) is running; terminate it first")
         }
         let final = status(of: app)
-        for held in registry.sockets(of: app.name) { release(held) }
-        for kind in LifecycleTimer.allCases { timers.cancel(.app(app.name, kind)) }
-        apps[app.name] = nil
+        for held in registry.sockets(of: app.id) { release(held) }
+        for kind in LifecycleTimer.allCases { timers.cancel(.app(app.id, kind)) }
+        apps[app.id] = nil
         noteStateChange()
         notifier.removeFromStore(app: app.name, name: StoredApp.recordName)
         notifier.removeFromStore(app: app.name, name: StoredApp.processName)
@@ -129,21 +129,21 @@ extension Daemon {
         let states = request.to.map(Set.init)
         let visible = events.records.filter { record in
             (request.name == nil || record.app == request.name) && (states?.contains(record.to) ?? true)
-                && (client.credentials.uid == 0 || apps[record.app].map { $0.uid == client.credentials.uid } ?? false)
+                && (client.credentials.uid == 0 || apps[AppID(record.app)].map { $0.uid == client.credentials.uid } ?? false)
         }
         if request.follow ?? false {
             client.following = request.name ?? ""
             client.followingStates = states
-            followers.insert(client.id)
+            clients.followers.insert(client.id)
         }
         replyList(request.id, EventsResult(transitions: visible), to: client)
     }
 
     /// Sends the transitions of the turn just done to the followers of the event stream.
     func flushBroadcasts() {
-        guard !pendingBroadcasts.isEmpty else { return }
-        let records = pendingBroadcasts
-        pendingBroadcasts.removeAll(keepingCapacity: true)
+        guard !clients.pendingBroadcasts.isEmpty else { return }
+        let records = clients.pendingBroadcasts
+        clients.pendingBroadcasts.removeAll(keepingCapacity: true)
         for record in records { broadcast(record) }
     }
 
@@ -151,14 +151,14 @@ extension Daemon {
     func broadcast(_ record: TransitionRecord) {
         // Only the followers: a transition is part of every wake, and most connections (one
         // per app) never follow.
-        for id in followers {
+        for id in clients.followers {
             guard let client = clients[id] else {
-                followers.remove(id)
+                clients.followers.remove(id)
                 continue
             }
             guard let filter = client.following, filter.isEmpty || filter == record.app,
                   client.followingStates?.contains(record.to) ?? true else { continue }
-            guard client.credentials.uid == 0 || apps[record.app]?.uid == client.credentials.uid else { continue }
+            guard client.credentials.uid == 0 || apps[AppID(record.app)]?.uid == client.credentials.uid else { continue }
             send(.transition, record, to: client)
         }
     }

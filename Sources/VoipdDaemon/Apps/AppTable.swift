@@ -1,0 +1,28 @@
+import VoipdLifecycle
+
+/// Every app voipd knows, alive or not, with what it knows about apps it has no record of yet
+/// (manifests), and the inputs waiting to be fed to their lifecycles.
+final class AppTable {
+    private var records: [AppID: AppRecord] = [:]
+    /// App manifests, by app.
+    var manifests: [AppID: ResolvedManifest] = [:]
+    /// Manifests in error, by the app their file is named after, to say why it cannot be launched.
+    var invalidManifests: [AppID: ConfigurationError] = [:]
+    /// Inputs raised while performing actions, fed once the current batch is done, so the
+    /// state machine is never re-entered.
+    var deferredInputs: [(app: AppID, input: LifecycleInput)] = []
+    /// Launches the lifecycle asked for, done after the current batch of actions.
+    var deferredStarts: [(app: AppID, inBackground: Bool, reason: String)] = []
+    /// Apps whose stop the kernel has not confirmed yet: the apps in the `suspending` phase,
+    /// derived from their lifecycles after each batch of actions (`Daemon.noteStopAwaited(_:)`),
+    /// never kept apart from them.
+    var stopsAwaited: Set<AppID> = []
+
+    subscript(id: AppID) -> AppRecord? {
+        get { records[id] }
+        set { records[id] = newValue }
+    }
+
+    var values: Dictionary<AppID, AppRecord>.Values { records.values }
+    var count: Int { records.count }
+}

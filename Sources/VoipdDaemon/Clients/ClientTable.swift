@@ -1,0 +1,39 @@
+import VoipdProtocol
+import VoipdSystem
+import VoipdVocabulary
+
+/// The control socket and every connection on it: who is connected, who follows the event
+/// stream, what their queues cost, and whether more may connect.
+final class ClientTable {
+    /// The listening control socket.
+    let listener: FileDescriptor
+    /// Whether voipd bound the control socket itself (and so removes it when it stops); a
+    /// socket the service manager passed is the service manager's.
+    var boundControlSocket: Bool
+    let admission = ConnectionAdmission()
+    let queues = ClientQueues()
+    private var connections: [UInt64: ClientConnection] = [:]
+    /// Clients following the event stream (`events --follow`); closed ones are dropped on
+    /// the next broadcast.
+    var followers: Set<UInt64> = []
+    var nextClientID: UInt64 = 1
+    /// Transitions to send to event-stream followers once the current turn is done: a
+    /// follower woken in the middle of a wake would run before the woken app.
+    var pendingBroadcasts: [TransitionRecord] = []
+
+    init(listener: consuming FileDescriptor, boundControlSocket: Bool) {
+        self.listener = listener
+        self.boundControlSocket = boundControlSocket
+    }
+
+    subscript(id: UInt64) -> ClientConnection? {
+        get { connections[id] }
+        set { connections[id] = newValue }
+    }
+
+    @discardableResult
+    func removeValue(forKey id: UInt64) -> ClientConnection? { connections.removeValue(forKey: id) }
+
+    var values: Dictionary<UInt64, ClientConnection>.Values { connections.values }
+    var count: Int { connections.count }
+}
