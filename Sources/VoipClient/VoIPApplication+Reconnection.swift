@@ -145,7 +145,7 @@ extension VoIPApplication {
         }
         if let keepAlive {
             do {
-                _ = try connection.request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: keepAlive.seconds) }, expecting: EmptyResult.self)
+                _ = try connection.request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: keepAlive.seconds, reachableFor: keepAlive.reachableFor) }, expecting: EmptyResult.self)
             } catch let error as VoipdError where error != .disconnected {
                 self.keepAlive = nil
             }

@@ -89,7 +89,7 @@ public final class VoIPApplication {
     /// Open background tasks by the identifier the app was given.
     var tasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
     private var nextTaskID: UInt64 = 1
-    var keepAlive: (seconds: Double, handler: () -> Void)?
+    var keepAlive: (seconds: Double, reachableFor: Double?, handler: () -> Void)?
     /// Whether the app's audio session is active: it is in a call (``setAudioSessionActive(_:)``).
     public internal(set) var isAudioSessionActive = false
 
@@ -245,17 +245,29 @@ public final class VoIPApplication {
         }
     }
 
-    /// Wakes the app every `seconds` (at least 600, as on iOS) while it is in the
-    /// background; the handler has 10 s. Set again on a voipd that restarted.
-    public func setKeepAliveTimeout(_ seconds: Double, handler: @escaping () -> Void) throws {
+    /// The shortest keep-alive interval voipd permits this app, in seconds, as UIKit's
+    /// `UIMinimumKeepAliveTimeout`: 600 unless the app's manifest or voipd's configuration
+    /// lowers it (for a registrar that grants less than 600 s covers). As voipd said when
+    /// the current connection was made.
+    public var minimumKeepAliveTimeout: Double { status.keepAliveMinimumSeconds ?? 600 }
+
+    /// Wakes the app every `seconds` (at least ``minimumKeepAliveTimeout``, 600 as on iOS)
+    /// while it is in the background; the handler has 10 s. Set again on a voipd that
+    /// restarted.
+    ///
+    /// `reachableFor`, when the app knows it, is how long it stays reachable without a wake
+    /// (a SIP phone: what its registrar's grant leaves after its last refresh): when the
+    /// keep-alive cannot wake it that often, voipd says so in its log and `voipctl status`.
+    public func setKeepAliveTimeout(_ seconds: Double, reachableFor: Double? = nil, handler: @escaping () -> Void) throws {
         if connection != nil {
             do {
-                _ = try request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: seconds) }, expecting: EmptyResult.self)
+                _ = try request(.setKeepAliveTimeout, { SetKeepAliveRequest(id: $0, seconds: seconds, reachableFor: reachableFor) },
+                                expecting: EmptyResult.self)
             } catch VoipdError.disconnected where reconnection.isEnabled {
                 // Set when voipd is back.
             }
         }
-        keepAlive = (seconds, handler)
+        keepAlive = (seconds, reachableFor, handler)
     }
 
     /// Says a call began (true) or ended (false), as AVAudioSession's `setActive(_:)`: while

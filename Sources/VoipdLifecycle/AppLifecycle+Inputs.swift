@@ -204,8 +204,8 @@ extension AppLifecycle {
         // A zero period would fire again in every turn of the daemon's loop, whatever
         // keepAliveMinimum allows (found by Tests/Fuzz).
         guard interval > .zero else { return turn.reject("keep-alive timeout must be more than 0 s") }
-        guard interval >= timings.keepAliveMinimum else {
-            return turn.reject("keep-alive timeout \(interval.seconds) s is below the minimum of \(timings.keepAliveMinimum.seconds) s")
+        guard interval >= keepAliveMinimum else {
+            return turn.reject("keep-alive timeout \(interval.seconds) s is below the minimum of \(keepAliveMinimum.seconds) s")
         }
         guard phase.isAlive else { return turn.reject("not running") }
         running.keepAliveInterval = interval

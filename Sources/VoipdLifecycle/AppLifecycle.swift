@@ -118,6 +118,12 @@ public struct AppLifecycle: Sendable, Codable {
         return running.keepAliveInterval
     }
 
+    /// The shortest keep-alive interval this app may ask for: its policy's, never below the
+    /// floor, or the timings' default.
+    public var keepAliveMinimum: Duration {
+        policy.keepAliveMinimum.map { max($0, timings.keepAliveFloor) } ?? timings.keepAliveMinimum
+    }
+
     /// Why the process is being ended (set when the kill or willTerminate is decided).
     public var pendingTermination: TerminationReason? {
         guard case .running(let running) = stage else { return nil }

@@ -21,10 +21,13 @@ public struct AppPolicy: Equatable, Sendable, Codable {
     public var suspendsWhenQuiet = false
     /// May stay running in the background while in a call (an active audio session).
     public var allowsCalls = true
+    /// The shortest keep-alive interval the app may ask for, from its manifest (nil: the
+    /// timings' `keepAliveMinimum`); never below the timings' `keepAliveFloor`.
+    public var keepAliveMinimum: Duration?
 
     public init(exitsOnSuspend: Bool = false, canLaunch: Bool = false, relaunchOnData: Bool = true,
                 runsInBackground: Bool = false, speaksProtocol: Bool = true, suspendsWhenQuiet: Bool = false,
-                allowsCalls: Bool = true) {
+                allowsCalls: Bool = true, keepAliveMinimum: Duration? = nil) {
         self.exitsOnSuspend = exitsOnSuspend
         self.canLaunch = canLaunch
         self.relaunchOnData = relaunchOnData
@@ -32,6 +35,7 @@ public struct AppPolicy: Equatable, Sendable, Codable {
         self.speaksProtocol = speaksProtocol
         self.suspendsWhenQuiet = suspendsWhenQuiet
         self.allowsCalls = allowsCalls
+        self.keepAliveMinimum = keepAliveMinimum
     }
 
     /// A missing field takes its default: state files and upgrade snapshots written before
@@ -47,6 +51,7 @@ public struct AppPolicy: Equatable, Sendable, Codable {
         speaksProtocol = try value(.speaksProtocol, defaults.speaksProtocol)
         suspendsWhenQuiet = try value(.suspendsWhenQuiet, defaults.suspendsWhenQuiet)
         allowsCalls = try value(.allowsCalls, defaults.allowsCalls)
+        keepAliveMinimum = try values.decodeIfPresent(Duration.self, forKey: .keepAliveMinimum)
     }
 }
 

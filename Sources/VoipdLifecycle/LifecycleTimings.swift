@@ -18,8 +18,13 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
     public var expirationWarning: Duration = .seconds(5)
     /// Time to handle voipSocketReadable or keepAlive before being suspended again (10 s).
     public var wakeBudget: Duration = .seconds(10)
-    /// The shortest keep-alive interval an app may ask for (iOS: 600 s).
+    /// The shortest keep-alive interval an app may ask for (iOS: 600 s), unless its
+    /// manifest gives its own (``AppPolicy/keepAliveMinimum``).
     public var keepAliveMinimum: Duration = .seconds(600)
+    /// The lowest keep-alive minimum a manifest may give an app, for registrars that grant
+    /// less than `keepAliveMinimum` covers: wakes more often than this cost more battery
+    /// than any registrar is worth.
+    public var keepAliveFloor: Duration = .seconds(60)
     /// Keep-alive wakes due within this window of one another are made one system wake-up.
     public var keepAliveTolerance: Duration = .seconds(30)
     /// After SIGTERM (to an app that does not speak the protocol), SIGKILL follows this late.
@@ -67,6 +72,7 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
         ("expirationWarning", \.expirationWarning),
         ("wakeBudget", \.wakeBudget),
         ("keepAliveMinimum", \.keepAliveMinimum),
+        ("keepAliveFloor", \.keepAliveFloor),
         ("keepAliveTolerance", \.keepAliveTolerance),
         ("terminationGrace", \.terminationGrace),
         ("connectTimeout", \.connectTimeout),

@@ -85,9 +85,14 @@ public struct EndBackgroundTaskRequest: Codable, Sendable {
 public struct SetKeepAliveRequest: Codable, Sendable {
     public var id: UInt64
     public var seconds: Double?
-    public init(id: UInt64, seconds: Double?) {
+    /// How long the app stays reachable without a wake, when it knows (a SIP phone: what its
+    /// registrar's grant leaves after its last refresh). voipd warns, in its log and in
+    /// `status`, when the keep-alive cannot wake it that often.
+    public var reachableFor: Double?
+    public init(id: UInt64, seconds: Double?, reachableFor: Double? = nil) {
         self.id = id
         self.seconds = seconds
+        self.reachableFor = reachableFor
     }
 }
 

@@ -36,6 +36,15 @@ public struct AppStatus: Codable, Sendable, Equatable {
     /// Whether data can wake it: a VoIP socket is held for it. Nil when its manifest says
     /// `"reachable": false` (it is meant to be suspended unreachable).
     public var reachable: Bool?
+    /// The shortest keep-alive interval it may ask for, in its own (unscaled) seconds: 600
+    /// unless its manifest or voipd's configuration says otherwise.
+    public var keepAliveMinimumSeconds: Double?
+    /// How long it said it stays reachable without a wake (`setKeepAliveTimeout`'s
+    /// `reachableFor`), in its own seconds.
+    public var reachableForSeconds: Double?
+    /// Set when its keep-alive cannot wake it as often as it needs to stay reachable (a
+    /// registrar granting less than the keep-alive minimum covers): what and how to fix it.
+    public var keepAliveWarning: String?
 
     public init(name: String, pid: Int32?, state: AppState, voipSockets: Int, wakes: Int, connected: Bool, uid: UInt32,
                 launchedByVoipd: Bool, terminationReason: TerminationReason?, backgroundTasks: Int, keepAliveSeconds: Double?,

@@ -118,11 +118,12 @@ extension Softphone: SIPLinkDelegate {
             return reportStatus()
         }
         let previous = status.registration
-        let policy = SIPRegistrationSchedule.WakePolicy(preferred: options.keepAlive, shortest: options.keepAliveMinimum)
+        let minimum = keepAliveMinimum ?? 600
+        let policy = SIPRegistrationSchedule.WakePolicy(preferred: options.keepAlive, shortest: minimum)
         let requested = SIPRegistrationSchedule.requestedExpiry(configured: options.expires, policy: policy)
         var warning: String?
         if !schedule.coversGrant {
-            warning = "the registrar grants \(expires) s, but the shortest keep-alive voipd permits this app is \(options.keepAliveMinimum) s (--keep-alive-minimum): while suspended, this phone may be unregistered, and miss calls, for up to \(schedule.lapse) s before each keep-alive; lower the keep-alive minimum for this app (then pass it with --keep-alive-minimum) or make the registrar grant at least \(SIPRegistrationSchedule.shortestCoveredGrant(policy: policy)) s"
+            warning = "the registrar grants \(expires) s, but the shortest keep-alive voipd permits this app is \(minimum) s: while suspended, this phone may be unregistered, and miss calls, for up to \(schedule.lapse) s before each keep-alive; lower the keep-alive minimum for this app (\"keepAliveMinimum\": \(schedule.reachableFor) in its manifest) or make the registrar grant at least \(SIPRegistrationSchedule.shortestCoveredGrant(policy: policy)) s"
         }
         if previous?.grantedExpires != expires || previous?.keepAliveSeconds != schedule.wakeInterval {
             if let warning {
@@ -133,7 +134,9 @@ extension Softphone: SIPLinkDelegate {
                 Log.write("registration", "granted \(expires) s: keep-alive every \(schedule.wakeInterval) s, refresh after \(schedule.refreshDelay) s while running")
             }
         }
-        if keepAliveSeconds != schedule.wakeInterval { setKeepAlive(schedule.wakeInterval) }
+        if keepAliveSeconds != schedule.wakeInterval || keepAliveReachableFor != schedule.reachableFor {
+            setKeepAlive(schedule.wakeInterval, reachableFor: schedule.reachableFor)
+        }
         status.registration = .init(
             requestedExpires: requested, grantedExpires: expires, refreshSeconds: schedule.refreshDelay, keepAliveSeconds: keepAliveSeconds,
             keepAliveLowered: schedule.isWakeIntervalLowered, lapseSeconds: schedule.lapse,

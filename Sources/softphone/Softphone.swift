@@ -29,13 +29,20 @@ final class Softphone {
     var status: SoftphoneStatus
     /// The keep-alive interval voipd has now, in seconds.
     var keepAliveSeconds: Int?
+    /// What it told voipd with the keep-alive: how long the registration keeps it reachable
+    /// without one, in seconds.
+    var keepAliveReachableFor: Int?
+    /// The shortest keep-alive voipd permits this app, in whole seconds (nil: unsupervised).
+    let keepAliveMinimum: Int?
 
     /// Connects to voipd (the name and socket come from the environment voipd launched it
     /// with), unless `--unsupervised`.
     init(options: SoftphoneOptions) throws {
         self.options = options
         application = options.unsupervised ? nil : try VoIPApplication()
-        sip = SIPLink(settings: options.linkSettings)
+        // As voipd says: its configuration or the app's manifest may lower it below 600 s.
+        keepAliveMinimum = application.map { Int($0.minimumKeepAliveTimeout.rounded(.up)) }
+        sip = SIPLink(settings: options.linkSettings(keepAliveMinimum: keepAliveMinimum))
         presence = options.presence.map { PresenceLink(server: $0, user: options.user, interval: options.presenceInterval) }
         work = BackgroundWork(application: application)
         status = SoftphoneStatus(transport: options.transport.rawValue, contact: "", supervised: application != nil)
@@ -76,7 +83,7 @@ final class Softphone {
         var restored: [(SIPSocketRole, Int32)] = []
         if let application {
             let initial = application.initialStatus
-            Log.write("lifecycle", "connected to voipd as \(application.name) (pid \(getpid()), \(initial.state.rawValue), launch \(initial.launches))")
+            Log.write("lifecycle", "connected to voipd as \(application.name) (pid \(getpid()), \(initial.state.rawValue), launch \(initial.launches)); keep-alive minimum \(keepAliveMinimum ?? 600) s")
             setKeepAlive(options.keepAlive)
             if initial.state == .background {
                 // Relaunched in the background (by data or a keep-alive): quiescent from the start.
@@ -194,13 +201,16 @@ final class Softphone {
         sip.refreshRegistration()
     }
 
-    /// Asks voipd for a keep-alive every `seconds`; says so loudly if it refuses.
-    func setKeepAlive(_ seconds: Int) {
+    /// Asks voipd for a keep-alive every `seconds`, telling it how long the registration
+    /// keeps the phone reachable without one (`reachableFor`, once a grant is known); says
+    /// so loudly if it refuses.
+    func setKeepAlive(_ seconds: Int, reachableFor: Int? = nil) {
         guard let application else { return }
         do {
-            try application.setKeepAliveTimeout(Double(seconds)) { [unowned self] in keepAliveFired() }
+            try application.setKeepAliveTimeout(Double(seconds), reachableFor: reachableFor.map(Double.init)) { [unowned self] in keepAliveFired() }
             keepAliveSeconds = seconds
-            Log.write("lifecycle", "keep-alive every \(seconds) s")
+            keepAliveReachableFor = reachableFor
+            Log.write("lifecycle", "keep-alive every \(seconds) s" + (reachableFor.map { ", reachable for \($0) s without one" } ?? ""))
         } catch {
             Log.write("lifecycle", "WARNING: voipd refused a keep-alive every \(seconds) s: \(error)")
             status.registration?.warning = "voipd refused a keep-alive every \(seconds) s: \(error)"

@@ -72,8 +72,6 @@ struct SoftphoneOptions {
     /// The keep-alive interval it asks voipd for, in seconds (lowered when the registrar
     /// grants less).
     var keepAlive = 600
-    /// The shortest keep-alive interval voipd permits this app (its `keepAliveMinimum`).
-    var keepAliveMinimum = 600
     var transport = SIPTransport.tcp
     var listen: SIPSocketAddress?
     /// Run without voipd: never suspended, nothing to register sockets with.
@@ -93,7 +91,6 @@ struct SoftphoneOptions {
             case "--presence-interval": presenceInterval = try reader.seconds(of: argument)
             case "--expires": expires = try reader.wholeSeconds(of: argument)
             case "--keep-alive": keepAlive = try reader.wholeSeconds(of: argument)
-            case "--keep-alive-minimum": keepAliveMinimum = try reader.wholeSeconds(of: argument)
             case "--transport": transport = try reader.transport(of: argument)
             case "--listen": listen = try reader.socketAddress(of: argument)
             case "--unsupervised": unsupervised = true
@@ -117,9 +114,10 @@ struct SoftphoneOptions {
     }
 
     /// The SIP link's settings: the registrar is the domain; the Contact is decided once the
-    /// sockets are open. Under voipd, registrations are scheduled around the keep-alive.
-    var linkSettings: SIPLinkSettings {
-        let wakePolicy = unsupervised ? nil : SIPRegistrationSchedule.WakePolicy(preferred: keepAlive, shortest: keepAliveMinimum)
+    /// sockets are open. Under voipd (`keepAliveMinimum` is then the shortest keep-alive it
+    /// permits this app), registrations are scheduled around the keep-alive.
+    func linkSettings(keepAliveMinimum: Int?) -> SIPLinkSettings {
+        let wakePolicy = keepAliveMinimum.map { SIPRegistrationSchedule.WakePolicy(preferred: keepAlive, shortest: $0) }
         return SIPLinkSettings(
             registrar: registrar, transport: transport, listen: listen,
             callee: SIPCallee.Configuration(

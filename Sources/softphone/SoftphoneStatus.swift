@@ -4,8 +4,8 @@ import SIP
 /// What the softphone says about itself: its transport and Contact, how its registration
 /// is kept alive, and which of its SIP sockets voipd holds (or refused, and why). It is
 /// logged as one JSON line, `status: {…}`, whenever it changes, for people and scripts to
-/// read, and is what the softphone can hand voipd to show in `voipctl status` once the
-/// protocol carries it.
+/// read. voipd hears what matters to it with the keep-alive (how long the grant keeps the
+/// phone reachable), and warns in its own log and `voipctl status` too.
 struct SoftphoneStatus: Codable, Equatable {
     /// The registration as last granted.
     struct Registration: Codable, Equatable {

@@ -34,10 +34,8 @@ enum Usage {
       --keep-alive SECONDS        voipd's keep-alive interval (default 600, scaled by voipd's
                                   --time-scale); each wake registers again. When the
                                   registrar grants less than it needs, it is lowered (and
-                                  logged): never below --keep-alive-minimum
-      --keep-alive-minimum SECONDS
-                                  the shortest keep-alive voipd permits this app (default
-                                  600, voipd's keepAliveMinimum)
+                                  logged): never below the minimum voipd permits this
+                                  app (600 s unless its manifest's keepAliveMinimum lowers it)
       --unsupervised              run without voipd: never suspended, registrations refreshed
                                   on its own timer
 

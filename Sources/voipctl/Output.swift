@@ -32,7 +32,12 @@ enum Output {
              app.residentBytes.map(TopValue.bytes) ?? "-", app.swappedBytes.map(TopValue.bytes) ?? "-",
              app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-",
              app.reachable.map { $0 ? "yes" : "NO" } ?? "-", app.terminationReason?.description ?? ""]
-        }) + apps.compactMap(adoption).joined()
+        }) + apps.compactMap(adoption).joined() + apps.compactMap(keepAliveWarning).joined()
+    }
+
+    /// A warning under the table when an app's keep-alive cannot keep it reachable.
+    private static func keepAliveWarning(_ app: AppStatus) -> String? {
+        app.keepAliveWarning.map { "\n\(app.name): WARNING: \($0)" }
     }
 
     /// The lines of an adopted program under the table: its rules, what was adopted, warnings.

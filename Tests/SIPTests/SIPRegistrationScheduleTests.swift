@@ -55,6 +55,22 @@ import Testing
         }
     }
 
+    /// What the softphone tells voipd with its keep-alive (`reachableFor`): voipd's warning
+    /// names it as the keep-alive minimum that would cover the grant, so it must.
+    @Test func reachableForIsTheLongestWakeThatCoversTheGrant() {
+        #expect(Schedule(granted: 6, policy: .init(preferred: 600, shortest: 2)).reachableFor == 2)
+        #expect(Schedule(granted: 20, policy: .init(preferred: 600, shortest: 600)).reachableFor == 9)
+        for granted in [4, 5, 6, 20, 59, 60, 61, 119, 600, 630, 661, 1199, 3600] {
+            for (preferred, shortest) in [(600, 600), (600, 60), (60, 60), (3600, 600)] {
+                let schedule = Schedule(granted: granted, policy: .init(preferred: preferred, shortest: shortest))
+                #expect(schedule.reachableFor == schedule.wakeInterval - schedule.lapse)
+                #expect(schedule.coversGrant == (schedule.reachableFor >= schedule.wakeInterval))
+                let lowered = Schedule(granted: granted, policy: .init(preferred: preferred, shortest: schedule.reachableFor))
+                #expect(lowered.coversGrant, "a minimum of \(schedule.reachableFor) s covers a grant of \(granted) s")
+            }
+        }
+    }
+
     @Test func theExpiryAskedForCoversTheWakeInterval() {
         let policy = Schedule.WakePolicy(preferred: 600, shortest: 600)
         #expect(Schedule.requestedExpiry(configured: 3600, policy: policy) == 3600)

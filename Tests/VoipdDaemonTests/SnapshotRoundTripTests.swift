@@ -13,10 +13,10 @@ struct SnapshotRoundTripTests {
     @Test("an app: its state (every field), lifecycle, launch command and output, and process")
     func app() throws {
         let output = try makePipe()
-        var lifecycle = AppLifecycle(policy: AppPolicy(exitsOnSuspend: true, canLaunch: true))
+        var lifecycle = AppLifecycle(policy: AppPolicy(exitsOnSuspend: true, canLaunch: true, keepAliveMinimum: .seconds(90)))
         _ = lifecycle.handle(.launched(inBackground: true, reason: "test"), now: .origin)
         let state = AppRecord.State(uid: 1234, unclaimed: true, client: 7, reclaimedSockets: 3, reclaimedInodes: [11, 12],
-                                    since: 1_700_000_000.5, launchWaiters: [PendingReply(client: 7, request: 9)])
+                                    since: 1_700_000_000.5, launchWaiters: [PendingReply(client: 7, request: 9)], reachableFor: .seconds(25))
         Self.expectEveryField(of: state, differsFrom: AppRecord.State(uid: 0, since: 0))
         let app = AppRecord(name: "phone", state: state, lifecycle: lifecycle)
         let command = LaunchCommand(arguments: ["/usr/bin/phone", "--quiet"], environment: ["A=1"], workingDirectory: "/srv",

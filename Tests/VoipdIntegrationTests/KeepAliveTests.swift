@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import VoipClient
@@ -48,6 +49,29 @@ struct KeepAliveTests {
         // And periodically.
         try first.expectEvent(.keepAlive, timeout: .seconds(10))
         #expect(try harness.status("first").wakes >= 2)
+    }
+
+    @Test("a manifest's keepAliveMinimum lowers that app's minimum alone, down to keepAliveFloor; status (and hello) say each app's minimum; below the floor the manifest is refused")
+    func perAppMinimum() throws {
+        let rig = try ManifestRig(app: "phone", keys: #""keepAliveMinimum": 2"#, daemonArguments: ["--timing", "keepAliveFloor=2"])
+        defer { rig.stop() }
+        try rig.app.send(.keepAlive(seconds: 1))
+        #expect(try rig.app.expect { $0 == .keepAliveSet || $0.keepAliveRefusal != nil }.keepAliveRefusal?.contains("minimum of 2") == true)
+        try rig.app.send(.keepAlive(seconds: 2))
+        try rig.app.expect(.keepAliveSet)
+        #expect(try rig.harness.status("phone").keepAliveMinimumSeconds == 2)
+        #expect(try rig.harness.status("phone").keepAliveSeconds == 2)
+
+        let other = try rig.harness.launchTestApp("other")
+        try other.send(.keepAlive(seconds: 2))
+        let refusal = try other.expect { $0 == .keepAliveSet || $0.keepAliveRefusal != nil }.keepAliveRefusal
+        #expect(refusal?.contains("below the minimum of 600") == true, "an app with no manifest keeps the default: \(refusal ?? "set")")
+        #expect(try rig.harness.status("other").keepAliveMinimumSeconds == 600)
+
+        // Below the floor: the manifest is refused, and said so, when voipd reads it again.
+        try #"{"command": "/bin/true", "keepAliveMinimum": 1}"#.write(toFile: rig.directory + "/apps.d/low.json", atomically: true, encoding: .utf8)
+        kill(rig.harness.daemon.pid, SIGHUP)
+        try waitForText(#"low.json: key "keepAliveMinimum": must be 2…"#, in: rig.harness.logPath)
     }
 
     /// When the test asked a suspended app to set its keep-alive timeout (voipd sets it

@@ -219,18 +219,23 @@ struct SoftphoneTransportTests {
         Self.answered(try rig.call(["--hold", "0.2"]), "\(rig.log)\n\(kamailio.log)")
     }
 
-    @Test("Kamailio grants 6 s against a keep-alive of 600 s, voipd permits 2 s: the softphone lowers its keep-alive, says so, and stays reachable while suspended (calls at random times over half a minute, some gaps longer than the grant, all ring)")
+    @Test("Kamailio grants 6 s against a keep-alive of 600 s, the softphone's manifest lowers its keep-alive minimum to 2 s: voipd tells the softphone so, it lowers its keep-alive, says so, and stays reachable while suspended (calls at random times over half a minute, some gaps longer than the grant, all ring)")
     func shortGrantNeverLapses() async throws {
         let kamailio = try KamailioServer(options: ["--max-expires", "6"])
         defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port, daemonArguments: ["--timing", "keepAliveMinimum=2"])
+        // The floor lowered too: the default (60 s) is what a manifest may go down to in use.
+        let rig = try SoftphoneRig(externalPort: kamailio.port, daemonArguments: ["--timing", "keepAliveFloor=1"],
+                                   manifest: ["keepAliveMinimum": 2])
         defer { rig.stop() }
-        try rig.launch(["--answer-after", "0.1", "--keep-alive", "600", "--keep-alive-minimum", "2"])
-        try rig.waitForLog("keep-alive lowered to 2 s")
+        try rig.launch(["--answer-after", "0.1", "--keep-alive", "600"])
+        #expect(rig.log.contains("keep-alive minimum 2 s"), "voipd told the softphone its minimum at hello:\n\(rig.log)")
+        // The status line follows the log line that says the keep-alive was lowered.
+        try rig.waitForLog(#""keepAliveLowered":true,"keepAliveSeconds":2,"lapseSeconds":0"#)
+        #expect(rig.log.contains("keep-alive lowered to 2 s"))
         #expect(rig.log.contains("registering sip:alice@127.0.0.1:\(kamailio.port) for 3600 s"), "it asks for more than the keep-alive needs")
-        #expect(try rig.harness.status(rig.name).keepAliveSeconds == 2, "voipd has the lowered keep-alive")
-        let status = try #require(rig.log.split(separator: "\n").last { $0.contains(" status: ") })
-        #expect(status.contains("\"keepAliveLowered\":true") && status.contains("\"lapseSeconds\":0"), "\(status)")
+        let status = try rig.harness.status(rig.name)
+        #expect(status.keepAliveSeconds == 2 && status.keepAliveMinimumSeconds == 2, "voipd has the lowered keep-alive: \(status)")
+        #expect(status.reachableForSeconds == 2 && status.keepAliveWarning == nil, "and the grant is covered: \(status)")
         try rig.suspend()
         let start = ContinuousClock.now
         // The calls' schedule, random on purpose (it is the clock that lets a registration
@@ -251,7 +256,7 @@ struct SoftphoneTransportTests {
         try rig.harness.waitForState(rig.name, .suspended)
     }
 
-    @Test("when even the shortest keep-alive voipd permits cannot cover the grant, the softphone says so loudly, with how long it may lapse, and indeed a call after the grant ran out does not reach it")
+    @Test("when even the shortest keep-alive voipd permits cannot cover the grant, the softphone says so loudly, with how long it may lapse, so do voipd's log and voipctl status, and indeed a call after the grant ran out does not reach it")
     func uncoverableGrantIsReported() async throws {
         let kamailio = try KamailioServer(options: ["--max-expires", "6"])
         defer { kamailio.stop() }
@@ -259,9 +264,16 @@ struct SoftphoneTransportTests {
         defer { rig.stop() }
         try rig.launch(["--answer-after", "0.1"])
         try rig.waitForLog("registration: WARNING: the registrar grants 6 s, but the shortest keep-alive voipd permits this app is 600 s")
-        let status = try #require(rig.log.split(separator: "\n").last { $0.contains(" status: ") })
-        #expect(status.contains("\"lapseSeconds\":598") && status.contains("\"keepAliveSeconds\":600"), "\(status)")
+        try rig.waitForLog(#""keepAliveSeconds":600,"lapseSeconds":598"#)
         #expect(try rig.harness.status(rig.name).keepAliveSeconds == 600)
+        // voipd heard with the keep-alive that the grant keeps the phone reachable for 2 s.
+        let warning = "phone: it stays reachable for 2 s without a wake, but the shortest keep-alive it may have is 600 s, and no manifest may go below keepAliveFloor (60 s): while suspended it may be unreachable (a registration lapsed) for up to 598 s before each keep-alive"
+        try waitForText(warning, in: rig.harness.logPath)
+        let status = try rig.harness.status(rig.name)
+        #expect(status.reachableForSeconds == 2 && status.keepAliveMinimumSeconds == 600)
+        #expect(status.keepAliveWarning.map { "phone: " + $0 }?.hasPrefix(warning) == true, "\(String(describing: status.keepAliveWarning))")
+        let table = try runCommand([Binaries.voipctl, "--socket", rig.harness.socketPath, "status", rig.name])
+        #expect(table.status == 0 && table.output.contains("phone: WARNING: it stays reachable for 2 s without a wake"), "\(table.output)")
         try rig.suspend()
         // What the warning says: the last REGISTER went before the suspension, and Kamailio
         // (whose clock counts whole seconds) forgets the binding at most 7 s later.

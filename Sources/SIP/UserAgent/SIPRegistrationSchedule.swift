@@ -92,4 +92,9 @@ public struct SIPRegistrationSchedule: Hashable, Sendable {
 
     /// Whether a suspended phone stays registered at every moment.
     public var coversGrant: Bool { lapse == 0 }
+
+    /// How long, in seconds, a phone suspended just before its refresh was due stays
+    /// registered without a wake: the longest wake interval that keeps it reachable (what
+    /// it tells its supervisor, which warns when its keep-alive cannot be that short).
+    public var reachableFor: Int { wakeInterval - lapse }
 }

@@ -42,7 +42,7 @@ extension Daemon {
         if lifecycle.phase.isAlive, !lifecycle.phase.isStopped, lifecycle.keepAliveInterval == nil, lifecycle.pendingTermination == nil {
             // It cannot ask for keep-alive wakes itself: they are what lets its own timers
             // re-register while it is suspended.
-            let minimum = configuration.timings.keepAliveMinimum
+            let minimum = lifecycle.keepAliveMinimum
             let interval = max(adoption.settings.keepAlive.map { $0 * configuration.timeScale } ?? minimum, minimum)
             if interval > .zero { feedLater(app, .setKeepAlive(interval)) }
         }

@@ -32,6 +32,9 @@ final class AppRecord {
         var since: Double
         /// `launch` requests waiting for the app to connect.
         var launchWaiters: [PendingReply] = []
+        /// How long the app said it stays reachable without a wake, with its keep-alive
+        /// (scaled; nil: it did not say).
+        var reachableFor: Duration?
     }
 
     let id: AppID

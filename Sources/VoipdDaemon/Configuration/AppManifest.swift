@@ -51,11 +51,15 @@ public struct AppManifest: Codable, Sendable, Equatable {
     /// Whether it is meant to be reachable when suspended (default true): false says that
     /// an app with no VoIP socket is suspended on purpose, and voipd does not warn.
     public var reachable: Bool?
+    /// The shortest keep-alive interval it may ask for, in seconds (default: the daemon's
+    /// `keepAliveMinimum`, 600 s), for a registrar that grants less than that covers; at
+    /// least the daemon's `keepAliveFloor` (60 s).
+    public var keepAliveMinimum: Double?
 
     static let keys: Set<String> = ["name", "command", "arguments", "environment", "workingDirectory", "user", "backgroundModes",
                                     "exitsOnSuspend", "relaunch", "speaksProtocol", "socketQuota", "launchAtStart", "noNewPrivileges",
                                     "adopt", "quietWindowSeconds", "quietWakeupsPerSecond", "quietCPUMillisecondsPerSecond",
-                                    "keepAliveSeconds", "calls", "reachable"]
+                                    "keepAliveSeconds", "calls", "reachable", "keepAliveMinimum"]
     static let knownBackgroundModes: Set<String> = ["voip", "audio"]
 }
 
@@ -93,7 +97,9 @@ public struct ResolvedManifest: Sendable, Equatable {
 public enum ManifestCatalog {
     /// Every `*.json` file of `directory`, resolved; the files in error are reported, not
     /// loaded. A missing directory has no manifests.
-    public static func load(_ directory: String, socketQuota: Int) -> (manifests: [String: ResolvedManifest], errors: [ConfigurationError]) {
+    /// `timings` (scaled by `timeScale`) bound the manifests' durations.
+    public static func load(_ directory: String, socketQuota: Int, timings: LifecycleTimings = LifecycleTimings(),
+                            timeScale: Double = 1) -> (manifests: [String: ResolvedManifest], errors: [ConfigurationError]) {
         let entries: [String]
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -107,7 +113,7 @@ public enum ManifestCatalog {
         for entry in entries.sorted() where entry.hasSuffix(".json") && !entry.hasPrefix(".") {
             let path = directory + "/" + entry
             do {
-                let manifest = try resolve(path: path, socketQuota: socketQuota)
+                let manifest = try resolve(path: path, socketQuota: socketQuota, timings: timings, timeScale: timeScale)
                 if let other = manifests[manifest.name] {
                     throw ConfigurationError(file: path, key: "name", "\(manifest.name) is already the name of \(other.file)")
                 }
@@ -119,7 +125,8 @@ public enum ManifestCatalog {
         return (manifests, errors)
     }
 
-    public static func resolve(path: String, socketQuota: Int) throws(ConfigurationError) -> ResolvedManifest {
+    public static func resolve(path: String, socketQuota: Int, timings: LifecycleTimings = LifecycleTimings(),
+                               timeScale: Double = 1) throws(ConfigurationError) -> ResolvedManifest {
         let manifest = try ConfigurationFile.decode(ConfigurationFile.read(path), file: path, as: AppManifest.self, keys: AppManifest.keys)
         func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: path, key: key, message) }
         let fileName = String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
@@ -154,9 +161,17 @@ public enum ManifestCatalog {
             account = found
         }
         let adoption = try adoptionSettings(manifest, fail: fail)
+        if let minimum = manifest.keepAliveMinimum {
+            // In the app's own seconds, as its keep-alive requests are.
+            let floor = timings.keepAliveFloor.seconds / timeScale
+            guard minimum >= floor, minimum <= LifecycleTimings.longest.seconds else {
+                throw fail("keepAliveMinimum", "must be \(KeepAliveCoverage.number(floor))…\(Int(LifecycleTimings.longest.seconds)) seconds (from the daemon's keepAliveFloor to a year), not \(minimum)")
+            }
+        }
         let policy = AppPolicy(exitsOnSuspend: manifest.exitsOnSuspend ?? false, canLaunch: true, relaunchOnData: relaunch == "onData",
                                runsInBackground: modes.contains("audio"), speaksProtocol: manifest.speaksProtocol ?? (adoption == nil),
-                               suspendsWhenQuiet: adoption != nil, allowsCalls: manifest.calls ?? true)
+                               suspendsWhenQuiet: adoption != nil, allowsCalls: manifest.calls ?? true,
+                               keepAliveMinimum: manifest.keepAliveMinimum.map { .seconds($0) * timeScale })
         return ResolvedManifest(name: name, file: path, arguments: [manifest.command] + (manifest.arguments ?? []), environment: environment,
                                 workingDirectory: manifest.workingDirectory, account: account, policy: policy,
                                 socketQuota: manifest.socketQuota, allowsVoIP: modes.contains("voip"),

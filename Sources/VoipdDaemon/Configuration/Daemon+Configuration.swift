@@ -8,7 +8,8 @@ import VoipdVocabulary
 extension Daemon {
     /// Reads the apps directory; a manifest in error is reported and left out.
     func loadManifests() {
-        let (loaded, errors) = ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota)
+        let (loaded, errors) = ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota,
+                                              timings: configuration.timings, timeScale: configuration.timeScale)
         for error in errors { log.error("invalid manifest: \(error)") }
         apps.manifests = Dictionary(uniqueKeysWithValues: loaded.map { (AppID($0.key), $0.value) })
         apps.invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (AppID(Self.manifestName(file: $0)), error) } }) { first, _ in first }

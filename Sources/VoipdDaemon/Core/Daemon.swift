@@ -67,7 +67,8 @@ public final class Daemon {
 
     /// Every manifest error of a configuration (for `--check-config`).
     public static func checkManifests(_ configuration: DaemonConfiguration) -> [ConfigurationError] {
-        ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota).errors
+        ManifestCatalog.load(configuration.appsDirectory, socketQuota: configuration.socketQuota,
+                             timings: configuration.timings, timeScale: configuration.timeScale).errors
     }
 
     /// Binds the control socket and sets up the loop. Nothing runs until ``run()``.

@@ -206,14 +206,30 @@ extension Daemon {
         guard apps.manifests[app.id]?.allowsVoIP ?? true else {
             throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode: no keep-alive")
         }
-        if let seconds = request.seconds {
-            // Anything longer than a year is a mistake (and would overflow the clock's arithmetic).
-            guard seconds.isFinite, seconds > 0, seconds <= Self.longestKeepAlive else {
-                throw ProtocolError(.badRequest, "keep-alive timeout must be more than 0 and at most \(Int(Self.longestKeepAlive)) s, not \(seconds)")
+        // Anything longer than a year is a mistake (and would overflow the clock's arithmetic).
+        for (field, seconds) in [("keep-alive timeout", request.seconds), ("reachableFor", request.reachableFor)] {
+            if let seconds, !(seconds.isFinite && seconds > 0 && seconds <= Self.longestKeepAlive) {
+                throw ProtocolError(.badRequest, "\(field) must be more than 0 and at most \(Int(Self.longestKeepAlive)) s, not \(seconds)")
             }
         }
         let interval = request.seconds.map { Duration.seconds($0) * configuration.timeScale }
-        try replyAfter(feed(app, .setKeepAlive(interval)), request.id, to: client, result: EmptyResult())
+        let previousWarning = keepAliveWarning(of: app)
+        let outcome = feed(app, .setKeepAlive(interval))
+        if case .accepted = outcome.reply {
+            app.reachableFor = interval == nil ? nil : request.reachableFor.map { Duration.seconds($0) * configuration.timeScale }
+            if let warning = keepAliveWarning(of: app), warning != previousWarning { log.warning("\(app.name): \(warning)") }
+        }
+        try replyAfter(outcome, request.id, to: client, result: EmptyResult())
+    }
+
+    /// What is wrong when the app's keep-alive cannot wake it as often as it said it needs
+    /// (nil when it can, or it said nothing).
+    func keepAliveWarning(of app: AppRecord) -> String? {
+        guard let interval = app.lifecycle.keepAliveInterval, let reachableFor = app.reachableFor else { return nil }
+        let scale = configuration.timeScale
+        return KeepAliveCoverage(interval: interval.seconds / scale, minimum: app.lifecycle.keepAliveMinimum.seconds / scale,
+                                 floor: configuration.timings.keepAliveFloor.seconds / scale,
+                                 reachableFor: reachableFor.seconds / scale).warning
     }
 
     /// A call began or ended (the app's audio session). Refused to an app whose manifest

@@ -38,6 +38,9 @@ extension Daemon {
             swappedBytes: memory?.swapped, hibernation: hibernationStatus(of: app),
             reachable: expectsReachable(app) ? registry.count(of: app.id) > 0 : nil)
         status.adoption = app.adoption?.status
+        status.keepAliveMinimumSeconds = lifecycle.keepAliveMinimum.seconds / configuration.timeScale
+        status.reachableForSeconds = lifecycle.keepAliveInterval == nil ? nil : app.reachableFor.map { $0.seconds / configuration.timeScale }
+        status.keepAliveWarning = keepAliveWarning(of: app)
         return status
     }
 

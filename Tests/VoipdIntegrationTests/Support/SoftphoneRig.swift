@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import SIP
 import Testing
@@ -21,13 +22,18 @@ final class SoftphoneRig {
     /// The presence peer's end of the softphone's first presence connection (closing it
     /// would make the softphone reconnect).
     private(set) var presenceConnection: PeerConnection?
+    /// The manifest keys the softphone runs under, and voipd's apps directory (nil: it is
+    /// launched with a command line, under no manifest).
+    let manifest: (keys: [String: Any], directory: String)?
 
     /// A rig with the embedded registrar, or with the server on `externalPort`; voipd gets
-    /// `daemonArguments` besides the harness's own.
+    /// `daemonArguments` besides the harness's own. With `manifest`, the softphone is a
+    /// manifest app with those keys (its command is written by ``launch(_:)``).
     init(timeScale: Double = 1, externalPort: UInt16? = nil, name: String = "phone", user: String = "alice",
-         daemonArguments: [String] = []) throws {
+         daemonArguments: [String] = [], manifest keys: [String: Any]? = nil) throws {
         self.name = name
         self.user = user
+        manifest = try keys.map { ($0, try makeTemporaryDirectory("voipd-phone-apps")) }
         if let externalPort {
             registrar = nil
             recorder = nil
@@ -41,10 +47,11 @@ final class SoftphoneRig {
             sipPort = registrar.port
         }
         do {
-            harness = try DaemonHarness(timeScale: timeScale, arguments: daemonArguments)
+            harness = try DaemonHarness(timeScale: timeScale, arguments: daemonArguments + (manifest.map { ["--apps-directory", $0.directory] } ?? []))
             presence = try TCPPeer()
         } catch {
             registrar?.stop()
+            if let manifest { removeTree(manifest.directory) }
             throw error
         }
     }
@@ -53,11 +60,15 @@ final class SoftphoneRig {
     /// connected to the presence peer; returns that presence connection.
     @discardableResult
     func launch(_ arguments: [String] = []) throws -> PeerConnection {
-        let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
-        let status = try harness.control.launch(
-            [Binaries.path("softphone"), "--registrar", "127.0.0.1:\(sipPort)", "--user", user,
-             "--presence", "127.0.0.1:\(presence.port)"] + arguments,
-            name: name, output: log.rawValue)
+        let command = [Binaries.path("softphone"), "--registrar", "127.0.0.1:\(sipPort)", "--user", user,
+                       "--presence", "127.0.0.1:\(presence.port)"] + arguments
+        let status: AppStatus
+        if let manifest {
+            status = try launchManifest(command, manifest)
+        } else {
+            let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
+            status = try harness.control.launch(command, name: name, output: log.rawValue)
+        }
         pid = status.pid ?? 0
         recorder?.watch(pid)
         try waitForLog("sip: registered for")
@@ -65,6 +76,18 @@ final class SoftphoneRig {
         try expectHello(on: connection)
         presenceConnection = connection
         return connection
+    }
+
+    /// Writes the manifest (sh, which execs the softphone with its output in the log, is
+    /// its command), has voipd read it (SIGHUP) and launches it by name.
+    private func launchManifest(_ command: [String], _ manifest: (keys: [String: Any], directory: String)) throws -> AppStatus {
+        var fields = manifest.keys
+        fields["command"] = "/bin/sh"
+        fields["arguments"] = ["-c", "exec \"$@\" >>\(logPath) 2>&1", "sh"] + command
+        try JSONSerialization.data(withJSONObject: fields).write(to: URL(fileURLWithPath: manifest.directory + "/\(name).json"))
+        kill(harness.daemon.pid, SIGHUP)
+        try waitForText("app manifests in \(manifest.directory): \(name)", in: harness.logPath)
+        return try harness.control.launchManifest(name)
     }
 
     /// Backgrounds the softphone and waits until voipd has suspended it (kernel state T).
@@ -128,5 +151,6 @@ final class SoftphoneRig {
     func stop() {
         harness.stop()
         registrar?.stop()
+        if let manifest { removeTree(manifest.directory) }
     }
 }

@@ -13,7 +13,7 @@ struct LifecycleTimingsTests {
         let scaled = timings.scaled(by: factor)
         let fields = Mirror(reflecting: timings).children
         let scaledFields = Mirror(reflecting: scaled).children
-        #expect(fields.count == 16)
+        #expect(fields.count == 17)
         for (field, scaledField) in zip(fields, scaledFields) {
             let label = field.label ?? "?"
             let original = try #require(field.value as? Duration, "\(label) is not a set duration")
@@ -67,6 +67,7 @@ struct LifecycleTimingsTests {
         #expect(timings.resumedTaskBudget == .seconds(30))
         #expect(timings.wakeBudget == .seconds(10))
         #expect(timings.keepAliveMinimum == .seconds(600))
+        #expect(timings.keepAliveFloor == .seconds(60), "iOS had none: the lowest a manifest may lower the minimum to")
         #expect(timings.hibernateAfterSuspension == .seconds(60), "seed 004 is silent on when; a minute of suspension")
     }
 

@@ -12,6 +12,23 @@ struct KeepAliveTests {
         #expect(driver.app.keepAliveInterval == nil)
     }
 
+    @Test("a policy's own minimum (a manifest's keepAliveMinimum) replaces the default, but never goes below keepAliveFloor")
+    func policyMinimum() {
+        var policy = AppPolicy.voipApp
+        policy.keepAliveMinimum = .seconds(90)
+        var driver = Driver.at(.active, policy: policy)
+        #expect(driver.app.keepAliveMinimum == .seconds(90))
+        #expect(driver.feed(.setKeepAlive(.seconds(89))).isRejected)
+        #expect(!driver.feed(.setKeepAlive(.seconds(90))).isRejected)
+        #expect(driver.app.keepAliveInterval == .seconds(90))
+
+        policy.keepAliveMinimum = .seconds(1)
+        driver = Driver.at(.active, policy: policy)
+        #expect(driver.app.keepAliveMinimum == .seconds(60), "the floor")
+        #expect(driver.feed(.setKeepAlive(.seconds(59))).isRejected)
+        #expect(!driver.feed(.setKeepAlive(.seconds(60))).isRejected)
+    }
+
     /// Found by Tests/Fuzz: with keepAliveMinimum at 0 a zero interval was accepted, and the
     /// timer fired again at once, forever.
     @Test("a zero interval is rejected, even with no minimum")
