@@ -60,8 +60,9 @@ let package = Package(
         // The transfer agent: HTTP(S) with FoundationNetworking's URLSession, run by voipd as
         // the app's user, so that voipd itself never links FoundationNetworking.
         .executableTarget(name: "voipd-transfer", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "CVoipd"]),
-        // What tests and benchmarks set up for themselves as root: swap files and zram devices.
-        .target(name: "VoipdTestSupport", dependencies: ["VoipdSystem", "CVoipd"]),
+        // What tests and benchmarks set up for themselves: temporary directories, files and
+        // waits for them, nginx; as root, swap files and zram devices.
+        .target(name: "VoipdTestSupport", dependencies: ["VoipdSystem", "VoipdVocabulary", "CVoipd"]),
         // The test app's commands and reports, shared by the app and the tests that drive it,
         // and the patterned memory it fills.
         .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary", "VoipdSystem"]),
@@ -74,7 +75,7 @@ let package = Package(
         .testTarget(name: "VoipdLifecycleTests", dependencies: ["VoipdLifecycle", "VoipdVocabulary"]),
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
         .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
-        .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "voipd-transfer"]),
+        .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),

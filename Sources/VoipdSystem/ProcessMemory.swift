@@ -68,24 +68,15 @@ public struct ProcessMemory: Sendable, Equatable {
     }
 
     /// The fields of an `smaps_rollup` text; those the kernel does not have are zero.
-    public static func parse(_ text: String) -> ProcessMemory {
-        let fields = kilobyteFields(text)
-        return ProcessMemory(resident: fields["Rss"] ?? 0, proportional: fields["Pss"] ?? 0,
-                             privateDirty: fields["Private_Dirty"] ?? 0, privateClean: fields["Private_Clean"] ?? 0,
-                             sharedDirty: fields["Shared_Dirty"] ?? 0, sharedClean: fields["Shared_Clean"] ?? 0,
-                             anonymous: fields["Anonymous"] ?? 0, swapped: fields["Swap"] ?? 0, locked: fields["Locked"] ?? 0)
-    }
+    public static func parse(_ text: String) -> ProcessMemory { readFields(text, fields, into: ProcessMemory()) }
 
-    public static func += (total: inout ProcessMemory, part: ProcessMemory) {
-        total.resident += part.resident
-        total.proportional += part.proportional
-        total.privateDirty += part.privateDirty
-        total.privateClean += part.privateClean
-        total.sharedDirty += part.sharedDirty
-        total.sharedClean += part.sharedClean
-        total.anonymous += part.anonymous
-        total.swapped += part.swapped
-        total.locked += part.locked
+    public static func += (total: inout ProcessMemory, part: ProcessMemory) { addFields(fields, of: part, to: &total) }
+
+    /// `smaps_rollup`'s name for each field.
+    private static var fields: [(name: String, field: WritableKeyPath<ProcessMemory, UInt64>)] {
+        [("Rss", \.resident), ("Pss", \.proportional), ("Private_Dirty", \.privateDirty), ("Private_Clean", \.privateClean),
+         ("Shared_Dirty", \.sharedDirty), ("Shared_Clean", \.sharedClean), ("Anonymous", \.anonymous), ("Swap", \.swapped),
+         ("Locked", \.locked)]
     }
 }
 
@@ -117,21 +108,31 @@ public struct MemoryCounters: Sendable, Equatable {
     /// Reads `/proc/PID/status`. Throws `ENOENT` (or `ESRCH`) when the process is gone. A
     /// kernel thread or a zombie has none of the fields: all zero.
     public static func of(_ pid: pid_t) throws -> MemoryCounters {
-        let fields = kilobyteFields(try ProcFS.contents(of: "/proc/\(pid)/status", limit: 64 * 1024))
-        return MemoryCounters(resident: fields["VmRSS"] ?? 0, residentAnonymous: fields["RssAnon"] ?? 0,
-                              residentFile: fields["RssFile"] ?? 0, residentShared: fields["RssShmem"] ?? 0,
-                              swapped: fields["VmSwap"] ?? 0, locked: fields["VmLck"] ?? 0)
+        readFields(try ProcFS.contents(of: "/proc/\(pid)/status", limit: 64 * 1024), fields, into: MemoryCounters())
     }
 
     /// The counters of several processes added up.
-    public static func += (total: inout MemoryCounters, part: MemoryCounters) {
-        total.resident += part.resident
-        total.residentAnonymous += part.residentAnonymous
-        total.residentFile += part.residentFile
-        total.residentShared += part.residentShared
-        total.swapped += part.swapped
-        total.locked += part.locked
+    public static func += (total: inout MemoryCounters, part: MemoryCounters) { addFields(fields, of: part, to: &total) }
+
+    /// `/proc/PID/status`'s name for each field.
+    private static var fields: [(name: String, field: WritableKeyPath<MemoryCounters, UInt64>)] {
+        [("VmRSS", \.resident), ("RssAnon", \.residentAnonymous), ("RssFile", \.residentFile), ("RssShmem", \.residentShared),
+         ("VmSwap", \.swapped), ("VmLck", \.locked)]
     }
+}
+
+/// `zero` with its fields set from a /proc file's `Name:   1234 kB` lines, one field a name;
+/// a field whose line the kernel does not have stays zero.
+private func readFields<Record>(_ text: String, _ fields: [(name: String, field: WritableKeyPath<Record, UInt64>)], into zero: Record) -> Record {
+    let values = kilobyteFields(text)
+    var record = zero
+    for (name, field) in fields { record[keyPath: field] = values[name] ?? 0 }
+    return record
+}
+
+/// Adds each of `fields` of `part` to the same field of `total`.
+private func addFields<Record>(_ fields: [(name: String, field: WritableKeyPath<Record, UInt64>)], of part: Record, to total: inout Record) {
+    for (_, field) in fields { total[keyPath: field] += part[keyPath: field] }
 }
 
 /// The `Name:   1234 kB` lines of a /proc file, as name → bytes; other lines are left out.

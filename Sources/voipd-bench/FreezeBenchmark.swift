@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// `voipd-bench freeze`: the cgroup freezer's primitives against freeze_floor.c, one
@@ -17,7 +18,7 @@ enum FreezeBenchmark {
         if let slack = options.timerSlack {
             try setTimerSlack(.nanoseconds(slack))
         }
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("voipd-bench")
         let floor = try FloorProgram.build("freeze_floor", shared: options.shared, into: directory.path)
         progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(WakeBenchmark.loadAverage())")
         for version in options.versions {

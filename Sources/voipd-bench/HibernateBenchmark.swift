@@ -15,7 +15,7 @@ enum HibernateBenchmark {
 
     private static func run(_ options: HibernateOptions) throws {
         guard geteuid() == 0 else { throw BenchError("setting up swap needs root") }
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("voipd-bench")
         let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
         // The app runs from a copy: the bench's own code pages stay mapped by the bench, and
         // paging out leaves alone what another process maps.

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// Kamailio with the project's configuration, through `Deploy/kamailio/run-kamailio.sh PORT
 /// RUNDIR` (which execs it: the script's pid is Kamailio's), on a free loopback port. It is
@@ -15,7 +16,7 @@ final class KamailioUnderTest {
     static var script: String { BenchPaths.packageRoot + "/Deploy/kamailio/run-kamailio.sh" }
 
     init(binary: String) throws {
-        runDirectory = try TemporaryDirectory()
+        runDirectory = try TemporaryDirectory("voipd-bench")
         port = try freeLoopbackPort()
         let pipe = try makePipe()
         let readEnd = pipe.first

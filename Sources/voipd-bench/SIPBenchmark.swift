@@ -2,6 +2,7 @@ import Glibc
 import SIP
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// `voipd-bench sip`: INVITE → 180 Ringing at the caller with the softphone running and
 /// suspended under voipd, through each registrar, beside the wake floor of the same run.
@@ -15,7 +16,7 @@ enum SIPBenchmark {
         // Built with the bench: it is one of its dependencies.
         let softphone = options.softphone ?? parentDirectory(BenchPaths.executable) + "/softphone"
         guard access(softphone, X_OK) == 0 else { throw BenchError("no softphone at \(softphone): build it or pass --softphone PATH") }
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("voipd-bench")
         let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
         let setting = SIPSetting(options: options, voipd: voipd, softphone: softphone, floor: floor, directory: directory.path)
         progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(WakeBenchmark.loadAverage())")

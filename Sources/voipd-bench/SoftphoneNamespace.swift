@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// A private network namespace (`unshare -n`) with `lo`, 10.77.0.1 on it and a default
@@ -23,9 +24,7 @@ final class SoftphoneNamespace {
     }
 
     init() throws {
-        var template = Array("/tmp/voipd-bench-softphones.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Errno.current("mkdtemp") }
-        directory = String(cString: made)
+        directory = try makeTemporaryDirectory("voipd-bench-softphones")
         let script = "/usr/sbin/ip link set lo up && /usr/sbin/ip addr add \(Self.address)/32 dev lo"
             + " && /usr/sbin/ip route add default dev lo src \(Self.address) && echo ready && exec /usr/bin/cat"
         let pipe = try makePipe()
@@ -68,7 +67,7 @@ final class SoftphoneNamespace {
         holderInput = nil
         if (try? waitReadable(holder.descriptor.rawValue, milliseconds: 5000)) != true { try? holder.send(SIGKILL) }
         _ = try? holder.waitForExit()
-        removeDirectory(directory)
+        removeTree(directory)
     }
 
     func path(_ log: String) -> String { directory + "/" + log }
@@ -77,30 +76,8 @@ final class SoftphoneNamespace {
     func waitForLog(_ log: String, containing text: String, timeout: Duration) throws {
         let path = path(log)
         if access(path, F_OK) != 0 { _ = try openFile(path, flags: O_WRONLY | O_CREAT) }
-        let watch = try valueOrErrno("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC)) }
-        let owned = FileDescriptor(adopting: watch)
-        _ = try valueOrErrno("inotify_add_watch(\(path))") { inotify_add_watch(owned.rawValue, path, UInt32(IN_MODIFY)) }
-        let deadline = MonotonicInstant.now + timeout
-        while !(ProcFS.read(path) ?? "").contains(text) {
-            guard try waitReadable(owned.rawValue, milliseconds: pollTimeout(until: deadline)) else {
-                throw BenchError("no \"\(text)\" in \(path) within \(timeout); it ends:\n\((ProcFS.read(path) ?? "").suffix(2000))")
-            }
-            _ = try owned.read(upTo: 4096)
+        guard try waitForText(text, in: path, until: MonotonicInstant.now + timeout) else {
+            throw BenchError("no \"\(text)\" in \(path) within \(timeout); it ends:\n\((ProcFS.read(path) ?? "").suffix(2000))")
         }
-    }
-
-    private func removeDirectory(_ path: String) {
-        if path.hasPrefix("/tmp/voipd-bench-softphones.") { removeTree(path) }
-    }
-
-    private func removeTree(_ path: String) {
-        guard let stream = opendir(path) else { return }
-        while let entry = readdir(stream) {
-            let name = DirectoryEntry.name(entry)
-            guard name != ".", name != ".." else { continue }
-            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(path + "/" + name) } else { unlink(path + "/" + name) }
-        }
-        closedir(stream)
-        rmdir(path)
     }
 }

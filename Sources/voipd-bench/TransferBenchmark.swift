@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdTransferService
 import VoipdTransfers
 import VoipdVocabulary
@@ -29,13 +30,13 @@ enum TransferBenchmark {
         }
         let agentPath = options.agent ?? parentDirectory(BenchPaths.executable) + "/voipd-transfer"
         guard access(agentPath, X_OK) == 0 else { throw BenchError("no agent at \(agentPath); build voipd-transfer or pass --agent") }
-        let nginx = try NginxUnderTest(binary: options.nginx)
-        let work = try TemporaryDirectory()
+        let nginx = try NginxServer(binary: options.nginx, unprivileged: false, wrap: GuardedExec.wrap)
+        let work = try TemporaryDirectory("voipd-bench")
         let downloads = options.directory ?? work.path
         let bytes = options.megabytes << 20
-        let served = nginx.root + "/file.bin"
+        let served = nginx.www + "/file.bin"
         progress("writing \(options.megabytes) MiB of random bytes to \(served)")
-        try writeRandomFile(served, bytes: bytes)
+        try makeRandomFile(served, size: bytes)
         defer { unlink(served) }
         let url = nginx.baseURL + "/file.bin"
 
@@ -85,7 +86,7 @@ enum TransferBenchmark {
         let status = try runToCompletion([binary, "--silent", "--show-error", "--fail", "--output", destination, url], output: 1)
         let end = MonotonicInstant.now
         let cpu = childrenCPU() - before
-        guard status == .exited(0), fileSize(destination) == bytes else { throw BenchError("curl failed: \(status)") }
+        guard status == .exited(0), fileSize(destination) == Int64(bytes) else { throw BenchError("curl failed: \(status)") }
         let file = try openFile(destination, flags: O_WRONLY)
         _ = fdatasync(file.rawValue)
         let flushed = MonotonicInstant.now
@@ -110,7 +111,7 @@ enum TransferBenchmark {
             return completion != nil
         }
         let end = MonotonicInstant.now
-        guard done, let completion, completion.error == nil, fileSize(destination) == bytes else {
+        guard done, let completion, completion.error == nil, fileSize(destination) == Int64(bytes) else {
             throw BenchError("the agent's download failed: \(String(describing: completion?.error)) \(loop.logLines)")
         }
         guard let agentPID = loop.service.agentProcesses.first else { throw BenchError("no agent") }
@@ -190,22 +191,6 @@ enum TransferBenchmark {
         guard let status = ProcFS.read("/proc/\(pid)/status") else { return nil }
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-    }
-
-    private static func fileSize(_ path: String) -> Int? {
-        var status = stat()
-        return stat(path, &status) == 0 ? Int(status.st_size) : nil
-    }
-
-    private static func writeRandomFile(_ path: String, bytes: Int) throws {
-        let random = try openFile("/dev/urandom", flags: O_RDONLY)
-        let output = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-        var left = bytes
-        while left > 0 {
-            let chunk = try random.read(upTo: min(left, 1 << 20))
-            try output.writeAll(chunk)
-            left -= chunk.count
-        }
     }
 
     private static func removeStore(_ path: String) {

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// `voipd-bench wake`: for each CPU placement and app count, the floor and voipd with the
@@ -11,7 +12,7 @@ enum WakeBenchmark {
 
     private static func run(_ options: WakeOptions) throws {
         let voipd = try options.voipd ?? BenchPaths.buildVoipd()
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("voipd-bench")
         guard !options.freezer || geteuid() == 0 else { throw BenchError("--suspension freezer makes cgroups: it needs root") }
         let cgroups = try options.freezer ? BenchCgroupParent(version: .v2, configured: nil) : nil
         defer { cgroups?.remove() }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// `voipctl completion SHELL`: the scripts loaded by the real shells, completing verbs,
 /// options and states as `voipctl --help` lists them, and app names from a running voipd.

@@ -4,6 +4,7 @@ import Testing
 import VoipClient
 import VoipdSystem
 import TestAppMessages
+import VoipdTestSupport
 
 /// The configuration file, flags and app manifests as an administrator meets them: errors
 /// that name the key and stop voipd with 78 (EX_CONFIG), a SIGHUP that keeps the running

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdProtocol
+import VoipdTestSupport
 
 /// `voipctl`, the command-line tool: its output, its exit statuses, its refusals.
 @Suite("voipctl", .serialized)

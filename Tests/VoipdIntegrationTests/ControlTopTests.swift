@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// `voipctl top` in a real terminal (tmux), driven by keys and signals, and its one-shot
 /// table when it has no terminal.

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipdDaemon
 import VoipdLifecycle
+import VoipdTestSupport
 
 /// Deploy/ and docs/CONFIGURATION.md against the code: the systemd units pass systemd's own
 /// checks (the same script CI runs), the example configuration and manifest have every key

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// `DirectoryEntry.name`, which every `readdir` loop uses: the kernel's records are only as
 /// long as their name, so reading the 256-byte `d_name` array whole reads past the last one

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// A root voipd starting programs for another uid (docs/SECURITY.md, "Launching as another
 /// user"): nothing the request carries reaches a process before it runs as the requester,

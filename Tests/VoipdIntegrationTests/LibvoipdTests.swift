@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// libvoipd, the C client library (Sources/libvoipd, the product `voipd-client`): a C app
 /// built against it runs the whole lifecycle under a real voipd and valgrind, a fake

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdLifecycle
+import VoipdTestSupport
 
 /// The manual pages in Deploy/man, written in mdoc: clean under `mandoc -T lint`, and naming
 /// exactly what the programs accept: voipd's flags (`voipd --help`), voipctl's verbs and

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// The readings hibernation decides by: a process's memory, a cgroup's, the swap areas,
 /// the mappings, a socket's receive queue. Each from the kernel's own text (as this kernel

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// Deploy/install.sh, the tree the Debian package is made of (Deploy/build-deb.sh; CI builds
 /// the .deb from a release build, installs and purges it with Deploy/check-deb.sh): here from

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// The clients of docs/PROTOCOL.md (`Tests/protocol-clients/`), run against a real voipd: the
 /// proof that a client written from the document alone works. The Python client is the

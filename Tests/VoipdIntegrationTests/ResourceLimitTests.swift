@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// What one client may cost voipd (docs/SECURITY.md, "Limits"): the observations
 /// reproduced against a real voipd. Descriptors: per-user quotas, a daemon out of descriptors

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// voipd killed without a service manager to keep anything (issue 8, item 4): the state
 /// file lets the next voipd resume the apps it left stopped, and the client library

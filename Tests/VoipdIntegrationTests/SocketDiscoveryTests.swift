@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipdAdoption
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// Finding the sockets of a program that does not talk to voipd, and taking copies of them:

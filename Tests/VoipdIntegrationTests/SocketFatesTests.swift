@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// Seed 004's fates of a suspended app's ordinary socket (docs/LIFECYCLE.md, "The fates of
 /// an ordinary socket"): the kernel keeps what arrives and the app reads it on resume; a

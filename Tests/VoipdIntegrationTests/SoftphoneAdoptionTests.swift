@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipdAdoption
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)

@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 private let callerToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
 

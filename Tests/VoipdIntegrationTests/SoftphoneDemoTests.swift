@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// `voip-demo` itself, as `swift run voip-demo` runs it: it succeeds and stops what it
 /// started, and what it prints reads well: every line within 100 columns, the report's

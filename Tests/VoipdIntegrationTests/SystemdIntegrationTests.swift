@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// voipd under systemd's protocols, played with systemd's own tool (`systemd-socket-activate`)
 /// and a stand-in for the service manager's end of sd_notify and the fd store: socket

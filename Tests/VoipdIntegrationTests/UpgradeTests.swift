@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// In-place upgrade (voipctl upgrade, SIGUSR2): voipd re-executes itself keeping every app,
 /// connection and held socket.

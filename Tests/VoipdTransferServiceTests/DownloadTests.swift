@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 import VoipdTransferService
 import VoipdTransfers
 import VoipdVocabulary

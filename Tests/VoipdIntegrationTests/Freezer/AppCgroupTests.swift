@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import VoipdSystem
+import VoipdTestSupport
 
 /// An app's cgroup around the freeze: who owns it and what the app can do to it, how a
 /// spawn into it fails, what is refused (starting a process in a frozen cgroup, removing a

@@ -3,6 +3,7 @@ import Testing
 import VoipClient
 import VoipdProtocol
 import VoipdSystem
+import VoipdTestSupport
 
 /// voipd suspending a launched app with the cgroup freezer (`cgroupDirectory` naming a
 /// scratch cgroup): the app starts in its cgroup, is frozen rather than stopped, a stray

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// The cgroup freezer with real processes: an app with threads and a child process, put in
 /// its cgroup as it is started, frozen and thawed whole; a stray SIGCONT changes nothing;

@@ -36,25 +36,3 @@ func parentDirectory(_ path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return String(path[..<slash])
 }
-
-/// A fresh private directory under /tmp, removed with ``removeTree(_:)``.
-func makeTemporaryDirectory(_ prefix: String) throws -> String {
-    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
-    guard let result = mkdtemp(&template) else { throw Errno.current("mkdtemp") }
-    chmod(result, 0o755)
-    return String(cString: result)
-}
-
-func removeTree(_ path: String) {
-    guard path.hasPrefix("/tmp/") else { return }
-    if let directory = opendir(path) {
-        while let entry = readdir(directory) {
-            let name = DirectoryEntry.name(entry)
-            if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
-        }
-        closedir(directory)
-    }
-    rmdir(path)
-}

@@ -4,6 +4,7 @@ import Testing
 import VoipClient
 import VoipdProtocol
 import VoipdSystem
+import VoipdTestSupport
 
 /// A real voipd in a private directory, ready when its READY=1 arrives on the notify socket,
 /// with a follower of its event stream and a report socket for test apps. ``stop()`` ends

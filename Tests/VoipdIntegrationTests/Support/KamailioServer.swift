@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SIP
 import VoipdSystem
+import VoipdTestSupport
 
 /// Kamailio with the project's configuration (Deploy/kamailio/run-kamailio.sh, which execs
 /// Kamailio, so the child's pid is Kamailio's main process), on an ephemeral loopback port.

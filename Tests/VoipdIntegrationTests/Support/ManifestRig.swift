@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import VoipdTestSupport
 
 /// A voipd whose apps directory holds one manifest for the test app, with `keys` (JSON
 /// members, e.g. `"calls": false`) added, and that app launched by name and connected.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// A network namespace of the test's own, with only `lo` (and, when asked, an extra address
 /// on it and a default route through it: liblinphone treats a network without a default

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// A cgroup of the test's own, `voipd-test-PID-RANDOM` at the top of a mounted hierarchy (v2,
 /// or v1's freezer), with everything made under it removed when the test is done, also when

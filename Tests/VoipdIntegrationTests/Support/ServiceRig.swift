@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// voipd run the way systemd runs it, in a private directory: the notify socket and fd
 /// store (``ServiceManagerStandIn``), a report socket for test apps, an apps directory

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// Tests/adoption-programs/socket_zoo.py, running: a program that opens TCP and UDP sockets
 /// of every role in its main thread, another thread and a child, and reports their

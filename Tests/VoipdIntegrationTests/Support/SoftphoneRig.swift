@@ -4,6 +4,7 @@ import SIP
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// The softphone under a real voipd, registered with an in-process ``SIPRegistrar`` (whose
 /// every message a ``RegistrarRecorder`` keeps) or with an external server such as Kamailio,

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// The test app run without voipd (`--without-voipd`), in its own session, for the tests of
 /// the system layer: they stop, page out and resume it themselves.

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// A process a test started (in its own session), stopped by pid when the test ends.
 final class TestProcess {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// A tmux server of the test's own, on a private socket (`tmux -S`, never anyone's default
 /// server), with one session of a fixed size running a command: a real terminal for

@@ -1,6 +1,7 @@
 import Glibc
 import SIP
 import VoipdSystem
+import VoipdTestSupport
 
 /// The softphone run with `--unsupervised` (no voipd), in its own session, its output in a
 /// log file of its own directory; ``stop()`` kills it by pid.
