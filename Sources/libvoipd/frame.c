@@ -23,8 +23,16 @@ int vf_send(int fd, uint16_t type, const char *body, size_t length, const int *f
         { .iov_base = header, .iov_len = sizeof header },
         { .iov_base = (void *)body, .iov_len = length },
     };
-    union { struct cmsghdr align; char buf[CMSG_SPACE(VF_MAX_SENT_FDS * sizeof(int))]; } control;
-    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = length > 0 ? 2 : 1 };
+    ssize_t sent = vf_sendmsg(fd, iov, length > 0 ? 2 : 1, fds, nfds, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) return sent == -EWOULDBLOCK ? -EAGAIN : (int)sent;
+    return (size_t)sent == VF_HEADER + length ? 0 : -EMSGSIZE;
+}
+
+ssize_t vf_sendmsg(int fd, const struct iovec *iov, int iovcnt, const int *fds, int nfds, int flags)
+{
+    if (nfds < 0 || nfds > VF_MAX_RECEIVED_FDS || (nfds > 0 && fds == NULL)) return -EINVAL;
+    union { struct cmsghdr align; char buf[CMSG_SPACE(VF_MAX_RECEIVED_FDS * sizeof(int))]; } control;
+    struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
     if (nfds > 0) {
         memset(&control, 0, sizeof control);
         msg.msg_control = control.buf;
@@ -36,9 +44,8 @@ int vf_send(int fd, uint16_t type, const char *body, size_t length, const int *f
         memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
     }
     ssize_t sent;
-    do sent = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT); while (sent < 0 && errno == EINTR);
-    if (sent < 0) return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-    return (size_t)sent == VF_HEADER + length ? 0 : -EMSGSIZE;
+    do sent = sendmsg(fd, &msg, flags); while (sent < 0 && errno == EINTR);
+    return sent < 0 ? -errno : sent;
 }
 
 void vf_close_fds(struct vf_frame *frame)

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #define VF_HIDDEN __attribute__((visibility("hidden")))
 
@@ -40,6 +42,11 @@ struct vf_frame {
 struct vf_buffer {
     unsigned char packet[VF_MAX_PACKET + 1];
 };
+
+/* One sendmsg of `iov` with `nfds` descriptors attached as SCM_RIGHTS (at most
+ * VF_MAX_RECEIVED_FDS, the kernel's limit), retried on EINTR: the bytes sent, or a negated
+ * errno. No checks of what the bytes say (a test's fake voipd sends malformed frames by it). */
+VF_HIDDEN ssize_t vf_sendmsg(int fd, const struct iovec *iov, int iovcnt, const int *fds, int nfds, int flags);
 
 /* Sends one frame without blocking: 0, or a negated errno (-EMSGSIZE for a body too long,
  * -EAGAIN when the socket's buffer is full: voipd is not reading). */

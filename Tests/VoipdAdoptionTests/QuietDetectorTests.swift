@@ -19,6 +19,16 @@ private struct SimulatedTree {
     var sample: ActivitySample { ActivitySample(instant: now, threads: threads) }
 }
 
+/// Runs `tree` second by second, waking `wakeupsPerSecond` times a second: `detector` (with
+/// the default 5 s window) finds it quiet at the fifth second, not before.
+private func expectQuietAfterAWholeWindow(_ tree: inout SimulatedTree, _ detector: inout QuietDetector, wakeupsPerSecond: UInt64,
+                                          sourceLocation: SourceLocation = #_sourceLocation) {
+    for second in 1...5 {
+        tree.run(1, wakeupsPerSecond: wakeupsPerSecond)
+        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet == (second == 5), "second \(second)", sourceLocation: sourceLocation)
+    }
+}
+
 @Suite("Quiet detector")
 struct QuietDetectorTests {
     @Test("an idle program is quiet once a whole window has passed, not before")
@@ -30,12 +40,7 @@ struct QuietDetectorTests {
             return
         }
         #expect(until == tree.now + .seconds(5))
-        for _ in 0..<4 {
-            tree.run(1, wakeupsPerSecond: 1)
-            #expect(!detector.observe(tree.sample, unreadSockets: 0).isQuiet)
-        }
-        tree.run(1, wakeupsPerSecond: 1)
-        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+        expectQuietAfterAWholeWindow(&tree, &detector, wakeupsPerSecond: 1)
     }
 
     @Test("a call's audio thread, waking every 20 ms on a new thread, keeps it busy for as long as the call lasts")
@@ -51,12 +56,7 @@ struct QuietDetectorTests {
         }
         // The call ends: its thread is gone; quiet a whole window later, not sooner.
         tree.threads[2] = nil
-        for _ in 0..<4 {
-            tree.run(1, wakeupsPerSecond: 0)
-            #expect(!detector.observe(tree.sample, unreadSockets: 0).isQuiet)
-        }
-        tree.run(1, wakeupsPerSecond: 0)
-        #expect(detector.observe(tree.sample, unreadSockets: 0).isQuiet)
+        expectQuietAfterAWholeWindow(&tree, &detector, wakeupsPerSecond: 0)
     }
 
     @Test("a burst keeps it busy until it has slid out of the window; CPU alone counts too")

@@ -72,51 +72,53 @@ struct AdoptionDaemonTests {
 
     @Test("adopted through its manifest, with a 1 s quiet window: suspended within about a second of going quiet, woken by a datagram; status names the rules")
     func manifestAdoption() throws {
-        let apps = try makeTemporaryDirectory("voipd-adopt-apps")
-        defer { removeTree(apps) }
-        let output = try writeReaderManifest(in: apps)
-        let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
-        defer { harness.stop() }
-        _ = try harness.control.launchManifest("reader")
-        let launched = try harness.status("reader")
-        #expect(launched.adoption?.rules == ["udp:local=127.0.0.1:*"] && !launched.connected)
-        let port = try readerPort(output)
-        _ = try harness.control.command(.background, "reader")
-        let backgrounded = try harness.waitForState("reader", .background)
-        let suspended = try harness.waitForState("reader", .suspended)
-        #expect(suspended.time - backgrounded.time < 4, "a 1 s window, not the default 5 s")
-        try sendDatagram("hello", toLoopbackPort: port)
-        try harness.waitForState("reader", .background)
-        try waitForText("got hello", in: output)
-        try harness.waitForState("reader", .suspended)
+        try withLaunchedReader { harness, output, port in
+            let launched = try harness.status("reader")
+            #expect(launched.adoption?.rules == ["udp:local=127.0.0.1:*"] && !launched.connected)
+            _ = try harness.control.command(.background, "reader")
+            let backgrounded = try harness.waitForState("reader", .background)
+            let suspended = try harness.waitForState("reader", .suspended)
+            #expect(suspended.time - backgrounded.time < 4, "a 1 s window, not the default 5 s")
+            try sendDatagram("hello", toLoopbackPort: port)
+            try harness.waitForState("reader", .background)
+            try waitForText("got hello", in: output)
+            try harness.waitForState("reader", .suspended)
+        }
     }
 
     @Test("an in-place upgrade keeps an adopted program's copy: still suspended, woken by a datagram through the new program, the same one socket held, nothing leaked")
     func upgradeKeepsTheAdoption() throws {
+        try withLaunchedReader { harness, output, port in
+            _ = try harness.control.command(.background, "reader")
+            try harness.waitForState("reader", .suspended)
+            let pid = try #require(try harness.status("reader").pid)
+            let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
+
+            let result = try harness.control.upgrade()
+            #expect(result.heldSockets == 1)
+            #expect(ProcFS.state(of: pid) == "T")
+            #expect(try harness.status("reader").state == .suspended)
+            try sendDatagram("after the upgrade", toLoopbackPort: port)
+            try harness.waitForState("reader", .background)
+            try waitForText("got after the upgrade", in: output)
+            try harness.waitForState("reader", .suspended)
+            let status = try harness.status("reader")
+            #expect(status.voipSockets == 1, "the carried copy kept, not a second one: \(String(describing: status.adoption))")
+            #expect(status.adoption?.adopted.count == 1 && status.adoption?.warning == nil, "\(String(describing: status.adoption))")
+            #expect(openDescriptorCount(harness.daemon.pid) == descriptorsBefore, "no descriptor gained or lost")
+        }
+    }
+
+    /// A daemon whose apps directory holds the UDP reader's manifest alone, the reader
+    /// launched from it: `body` gets the daemon, the file the reader writes to and its port.
+    private func withLaunchedReader(_ body: (DaemonHarness, _ output: String, _ port: UInt16) throws -> Void) throws {
         let apps = try makeTemporaryDirectory("voipd-adopt-apps")
         defer { removeTree(apps) }
         let output = try writeReaderManifest(in: apps)
         let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
         defer { harness.stop() }
         _ = try harness.control.launchManifest("reader")
-        let port = try readerPort(output)
-        _ = try harness.control.command(.background, "reader")
-        try harness.waitForState("reader", .suspended)
-        let pid = try #require(try harness.status("reader").pid)
-        let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
-
-        let result = try harness.control.upgrade()
-        #expect(result.heldSockets == 1)
-        #expect(ProcFS.state(of: pid) == "T")
-        #expect(try harness.status("reader").state == .suspended)
-        try sendDatagram("after the upgrade", toLoopbackPort: port)
-        try harness.waitForState("reader", .background)
-        try waitForText("got after the upgrade", in: output)
-        try harness.waitForState("reader", .suspended)
-        let status = try harness.status("reader")
-        #expect(status.voipSockets == 1, "the carried copy kept, not a second one: \(String(describing: status.adoption))")
-        #expect(status.adoption?.adopted.count == 1 && status.adoption?.warning == nil, "\(String(describing: status.adoption))")
-        #expect(openDescriptorCount(harness.daemon.pid) == descriptorsBefore, "no descriptor gained or lost")
+        try body(harness, output, try readerPort(output))
     }
 
     /// The UDP reader's manifest in `apps` (adopted by its address, a 1 s quiet window);

@@ -37,6 +37,14 @@ struct BadInputTests {
         if closes { #expect(client.isClosedByDaemon(), "the connection is closed after \(code)", sourceLocation: sourceLocation) }
     }
 
+    /// A new connection that sends `frame` is refused with `code` and closed.
+    static func expectRefusalOfNewClient(_ harness: DaemonHarness, sending frame: [UInt8], _ code: String,
+                                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let client = try RawClient(socketPath: harness.socketPath)
+        try client.send(frame)
+        try expectRefusal(client, code, closes: true, sourceLocation: sourceLocation)
+    }
+
     /// A client identified as an app (the test process itself: never backgrounded here).
     static func identified(_ harness: DaemonHarness, as name: String) throws -> RawClient {
         let client = try RawClient(socketPath: harness.socketPath)
@@ -48,36 +56,25 @@ struct BadInputTests {
     @Test("a frame shorter than its header, or than the body its header declares")
     func truncatedFrames() throws {
         try Self.withDaemon { harness in
-            let short = try RawClient(socketPath: harness.socketPath)
-            try short.send([1, 0, 0])
-            try Self.expectRefusal(short, "truncatedFrame", closes: true)
-            let cut = try RawClient(socketPath: harness.socketPath)
-            try cut.send(RawClient.frame(type: 17, body: #"{"id":5}"#, declaredLength: 100))
-            try Self.expectRefusal(cut, "truncatedFrame", closes: true)
+            try Self.expectRefusalOfNewClient(harness, sending: [1, 0, 0], "truncatedFrame")
+            try Self.expectRefusalOfNewClient(harness, sending: RawClient.frame(type: 17, body: #"{"id":5}"#, declaredLength: 100), "truncatedFrame")
         }
     }
 
     @Test("an unknown message type, a reply type sent to the daemon, another protocol version")
     func unknownTypes() throws {
         try Self.withDaemon { harness in
-            let unknown = try RawClient(socketPath: harness.socketPath)
-            try unknown.request(type: 999, #"{"id":7}"#)
-            try Self.expectRefusal(unknown, "unknownType", closes: true)
-            let reply = try RawClient(socketPath: harness.socketPath)
-            try reply.request(type: 128, #"{"id":8}"#)
-            try Self.expectRefusal(reply, "unknownType", closes: true)
-            let version = try RawClient(socketPath: harness.socketPath)
-            try version.send(RawClient.frame(type: 17, body: #"{"id":9}"#, version: 9))
-            try Self.expectRefusal(version, "unsupportedVersion", closes: true)
+            try Self.expectRefusalOfNewClient(harness, sending: RawClient.frame(type: 999, body: #"{"id":7}"#), "unknownType")
+            try Self.expectRefusalOfNewClient(harness, sending: RawClient.frame(type: 128, body: #"{"id":8}"#), "unknownType")
+            try Self.expectRefusalOfNewClient(harness, sending: RawClient.frame(type: 17, body: #"{"id":9}"#, version: 9), "unsupportedVersion")
         }
     }
 
     @Test("an oversized frame")
     func oversized() throws {
         try Self.withDaemon { harness in
-            let client = try RawClient(socketPath: harness.socketPath)
-            try client.send(RawClient.frame(type: 17, body: #"{"id":1,"pad":""# + String(repeating: "x", count: 70_000) + #""}"#))
-            try Self.expectRefusal(client, "frameTooLarge", closes: true)
+            let body = #"{"id":1,"pad":""# + String(repeating: "x", count: 70_000) + #""}"#
+            try Self.expectRefusalOfNewClient(harness, sending: RawClient.frame(type: 17, body: body), "frameTooLarge")
         }
     }
 

@@ -13,12 +13,9 @@ struct AgentRestartTests {
     @Test("an agent killed in the middle of a download is started again and resumes with a Range request")
     func agentKilled() throws {
         let nginx = try NginxServer(rateLimit: "8m")
-        let digest = try nginx.serve("a.bin", size: 32_000_000)
         let rig = try TransferRig()
         rig.open()
-        let destination = rig.downloads + "/a.bin"
-        let id = try rig.create(.download(nginx.baseURL + "/slow/a.bin", to: destination))
-        try rig.waitForProgress(of: id, atLeast: 6_000_000)
+        let (digest, destination, id) = try rig.slowDownload("a.bin", size: 32_000_000, from: nginx, receivedAtLeast: 6_000_000)
         let agents = rig.service.agentProcesses
         #expect(agents.count == 1)
         kill(agents[0], SIGKILL)
@@ -32,12 +29,9 @@ struct AgentRestartTests {
     @Test("voipd and its agent ending at once: a new service resumes the download from the store")
     func serviceRestarted() throws {
         let nginx = try NginxServer(rateLimit: "8m")
-        let digest = try nginx.serve("b.bin", size: 32_000_000)
         let rig = try TransferRig()
         rig.open()
-        let destination = rig.downloads + "/b.bin"
-        let id = try rig.create(.download(nginx.baseURL + "/slow/b.bin", to: destination))
-        try rig.waitForProgress(of: id, atLeast: 6_000_000)
+        let (digest, destination, id) = try rig.slowDownload("b.bin", size: 32_000_000, from: nginx, receivedAtLeast: 6_000_000)
         try rig.restartService()
         #expect(rig.engine.tasks[id] != nil, "the task came back from the store")
         #expect(rig.engine.tasks[id]?.resumeValidator != nil)

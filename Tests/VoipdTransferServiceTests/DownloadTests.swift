@@ -40,12 +40,9 @@ struct DownloadTests {
     @Test("nginx stopped in the middle of a download and started again: it resumes with a Range request, and the SHA-256 matches")
     func serverRestart() throws {
         let nginx = try NginxServer(rateLimit: "8m")
-        let digest = try nginx.serve("large.bin", size: 48_000_000)
         let rig = try TransferRig()
         rig.open()
-        let destination = rig.downloads + "/large.bin"
-        let id = try rig.create(.download(nginx.baseURL + "/slow/large.bin", to: destination))
-        try rig.waitForProgress(of: id, atLeast: 8_000_000)
+        let (digest, destination, id) = try rig.slowDownload("large.bin", size: 48_000_000, from: nginx, receivedAtLeast: 8_000_000)
         nginx.stop()
         // The agent reports the lost connection; the task waits to try again, and fails to
         // connect while nginx is down.
@@ -66,12 +63,9 @@ struct DownloadTests {
     @Test("a download the server changed in between starts again (If-Range does not match)")
     func changedResource() throws {
         let nginx = try NginxServer(rateLimit: "8m")
-        try nginx.serve("moving.bin", size: 24_000_000)
         let rig = try TransferRig()
         rig.open()
-        let destination = rig.downloads + "/moving.bin"
-        let id = try rig.create(.download(nginx.baseURL + "/slow/moving.bin", to: destination))
-        try rig.waitForProgress(of: id, atLeast: 4_000_000)
+        let (_, destination, id) = try rig.slowDownload("moving.bin", size: 24_000_000, from: nginx, receivedAtLeast: 4_000_000)
         nginx.stop()
         #expect(try rig.run(timeout: 30) { rig.engine.tasks[id]?.runningAttempt == nil })
         let digest = try nginx.serve("moving.bin", size: 16_000_000)

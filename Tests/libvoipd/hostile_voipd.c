@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <voipd.h>
+#include "frame.h"
 #include "json.h"
 
 #include <dirent.h>
@@ -38,25 +39,15 @@ static int open_descriptors(void)
     return count - 1;                                   /* the directory's own */
 }
 
-/* Sends a raw packet (header included) with `nfds` descriptors (copies of /dev/null). */
+/* Sends a raw packet (header included) with `nfds` descriptors (copies of /dev/null), by
+ * the library's own sendmsg: the header says whatever the test wants. */
 static void send_raw(int fd, const void *packet, size_t length, int nfds)
 {
-    int fds[253];
+    int fds[VF_MAX_RECEIVED_FDS] = { 0 };
     for (int i = 0; i < nfds; i++) fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     struct iovec iov = { .iov_base = (void *)packet, .iov_len = length };
-    union { struct cmsghdr align; char buf[CMSG_SPACE(253 * sizeof(int))]; } control;
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-    if (nfds > 0) {
-        memset(&control, 0, sizeof control);
-        msg.msg_control = control.buf;
-        msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-    }
-    if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0) perror("sendmsg");
+    ssize_t sent = vf_sendmsg(fd, &iov, 1, fds, nfds, MSG_NOSIGNAL);
+    if (sent < 0) fprintf(stderr, "sendmsg: %s\n", strerror((int)-sent));
     for (int i = 0; i < nfds; i++) close(fds[i]);
 }
 
