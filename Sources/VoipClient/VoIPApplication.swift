@@ -18,7 +18,8 @@ public struct LifecycleEvent: Sendable, Equatable {
         id = message.event
         kind = message.kind
         socket = message.socket.map {
-            SocketReadiness(name: $0, bytesAvailable: message.bytesAvailable ?? 0, peerClosed: message.peerClosed ?? false)
+            SocketReadiness(name: $0, bytesAvailable: message.bytesAvailable ?? 0, peerClosed: message.peerClosed ?? false,
+                            connectionsWaiting: message.connectionsWaiting)
         }
         state = message.state
         reason = message.reason

@@ -116,17 +116,20 @@ public struct EventMessage: Codable, Sendable, Equatable {
     public var socket: String?
     public var bytesAvailable: Int?
     public var peerClosed: Bool?
+    /// For voipSocketReadable of a listening socket: the connections waiting to be accepted.
+    public var connectionsWaiting: Int?
     /// The app's state after this event.
     public var state: AppState
     public var reason: String
 
     public init(event: UInt64, kind: AppEventKind, socket: String? = nil, bytesAvailable: Int? = nil,
-                peerClosed: Bool? = nil, state: AppState, reason: String) {
+                peerClosed: Bool? = nil, connectionsWaiting: Int? = nil, state: AppState, reason: String) {
         self.event = event
         self.kind = kind
         self.socket = socket
         self.bytesAvailable = bytesAvailable
         self.peerClosed = peerClosed
+        self.connectionsWaiting = connectionsWaiting
         self.state = state
         self.reason = reason
     }

@@ -78,6 +78,7 @@ extension EventMessage: DirectJSONEncodable {
         var json = JSONAppender(into: output)
         json.open()
         if let bytesAvailable { json.field("bytesAvailable", bytesAvailable) }
+        if let connectionsWaiting { json.field("connectionsWaiting", connectionsWaiting) }
         json.field("event", event)
         json.field("kind", kind.rawValue)
         if let peerClosed { json.field("peerClosed", peerClosed) }

@@ -111,19 +111,27 @@ public struct HeldSocketStatus: Codable, Sendable, Equatable {
     public var name: String
     /// "tcp", "unix-stream", …
     public var kind: String
-    /// Bytes waiting (`FIONREAD`).
+    /// "connected", "listening" (a TCP listener) or "unconnected" (a UDP socket taking
+    /// datagrams from anyone), as when it was registered; nil from an older voipd.
+    public var role: String?
+    /// Bytes waiting (`FIONREAD`); 0 for a listening socket.
     public var bytesAvailable: Int
+    /// For a listening socket, the connections waiting to be accepted; nil otherwise.
+    public var connectionsWaiting: Int?
     public var peerClosed: Bool
     /// Whether voipd is watching it for data now (the app is suspended or dead).
     public var watching: Bool
     /// Wall-clock time it was registered.
     public var registeredAt: Double
 
-    public init(app: String, name: String, kind: String, bytesAvailable: Int, peerClosed: Bool, watching: Bool, registeredAt: Double) {
+    public init(app: String, name: String, kind: String, role: String? = nil, bytesAvailable: Int, connectionsWaiting: Int? = nil,
+                peerClosed: Bool, watching: Bool, registeredAt: Double) {
         self.app = app
         self.name = name
         self.kind = kind
+        self.role = role
         self.bytesAvailable = bytesAvailable
+        self.connectionsWaiting = connectionsWaiting
         self.peerClosed = peerClosed
         self.watching = watching
         self.registeredAt = registeredAt

@@ -19,10 +19,13 @@ public enum InetDiagMessages {
     }()
 
     /// A dump request for every socket of one family (`AF_INET`, `AF_INET6`) and protocol
-    /// (`IPPROTO_TCP`, `IPPROTO_UDP`) in `states` (a bit per ``NetworkSocket/State``).
-    public static func dumpRequest(family: CInt, protocol: CInt, states: UInt32, sequence: UInt32) -> [UInt8] {
+    /// (`IPPROTO_TCP`, `IPPROTO_UDP`) in `states` (a bit per ``NetworkSocket/State``), and
+    /// with `localPort`, only those bound to that port: the kernel filters (a bytecode
+    /// attribute, `INET_DIAG_BC_S_EQ`), so a busy table costs voipd nothing but the matches.
+    public static func dumpRequest(family: CInt, protocol: CInt, states: UInt32, sequence: UInt32, localPort: UInt16? = nil) -> [UInt8] {
+        let filter = localPort.map(localPortFilter) ?? []
         var header = nlmsghdr()
-        header.nlmsg_len = UInt32(headerSize + requestSize)
+        header.nlmsg_len = UInt32(headerSize + requestSize + filter.count)
         header.nlmsg_type = UInt16(SOCK_DIAG_BY_FAMILY)
         header.nlmsg_flags = voipd_NLM_F_REQUEST | voipd_NLM_F_DUMP
         header.nlmsg_seq = sequence
@@ -30,7 +33,19 @@ public enum InetDiagMessages {
         request.sdiag_family = UInt8(family)
         request.sdiag_protocol = UInt8(`protocol`)
         request.idiag_states = states
-        return withUnsafeBytes(of: header) { Array($0) } + withUnsafeBytes(of: request) { Array($0) }
+        return withUnsafeBytes(of: header) { Array($0) } + withUnsafeBytes(of: request) { Array($0) } + filter
+    }
+
+    /// The `INET_DIAG_REQ_BYTECODE` attribute "local port == `port`": an `rtattr` header and
+    /// two `inet_diag_bc_op`s, the comparison and its operand. A match jumps to the end of the
+    /// program (`yes` = 8: accepted), a mismatch past it (`no` = 12: rejected).
+    static func localPortFilter(_ port: UInt16) -> [UInt8] {
+        let compare = inet_diag_bc_op(code: UInt8(INET_DIAG_BC_S_EQ), yes: 8, no: 12)
+        let operand = inet_diag_bc_op(code: 0, yes: 0, no: port)
+        let program = withUnsafeBytes(of: compare) { Array($0) } + withUnsafeBytes(of: operand) { Array($0) }
+        // struct rtattr { unsigned short rta_len, rta_type; }, in host order like the rest.
+        let attributeHeader = [UInt16(4 + program.count), UInt16(INET_DIAG_REQ_BYTECODE)]
+        return attributeHeader.withUnsafeBytes { Array($0) } + program
     }
 
     /// What one datagram of a dump's replies held.

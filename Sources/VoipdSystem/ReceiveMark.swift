@@ -1,5 +1,6 @@
 import CVoipd
 import Glibc
+import VoipdVocabulary
 
 /// How far a socket's receiving had got at one moment, so that what arrives later can be
 /// told even after another holder of the socket has read it: the readiness of a socket
@@ -17,11 +18,20 @@ import Glibc
 ///   mark taken while older ones were queued (a window of microseconds). Too much shows in one
 ///   case: until the kernel's deferred work has turned receive timestamps on (the first socket
 ///   of the system to ask), a datagram read counts as arriving when it was read.
-/// - Anything else (Unix-domain sockets, listening sockets): no evidence; only what is
-///   still unread shows.
+/// - A listening TCP socket: the peers of the connections on its port (`NETLINK_SOCK_DIAG`,
+///   filtered by the kernel to that port), those waiting in its accept queue and those
+///   accepted alike. A connection from a peer not among them arrived after the mark, accepted
+///   since or not: an app stopped just after accepting one would otherwise never hear the
+///   INVITE that follows on it. No evidence when voipd cannot see the listener in its own
+///   socket table (it lives in another network namespace) or its port has more than
+///   ``ReceiveMark/connectionLimit`` connections; too much shows when another listener shares
+///   the port (`SO_REUSEPORT`).
+/// - Anything else (Unix-domain sockets): no evidence; only what is still unread shows.
 public struct ReceiveMark: Sendable, Equatable, Codable {
     enum Evidence: Sendable, Equatable, Codable {
         case streamBytes(UInt64)
+        /// The peers of a listener's connections.
+        case connections(Set<InetEndpoint>)
         /// `lastRead`: the arrival time of the last datagram read (nil: none read since the
         /// kernel began keeping it). `queueWasEmpty`: nothing was waiting at the mark.
         case datagram(lastRead: Int64?, takenAt: Int64, queueWasEmpty: Bool)
@@ -33,8 +43,17 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
     /// Whether this kind of socket leaves any evidence of what was read.
     public var isEvidence: Bool { evidence != .none }
 
+    /// A listener with more connections than this on its port leaves no evidence: the mark
+    /// stays small, and a flood of connections costs voipd a bounded read.
+    public static let connectionLimit = 1024
+
     /// The mark of `socket` now.
     public static func take(of socket: borrowing FileDescriptor) -> ReceiveMark {
+        // A listener first: TCP_INFO answers for it too, with no bytes ever received.
+        if ListenerConnections.isListener(socket) {
+            guard let peers = ListenerConnections.peers(of: socket, limit: connectionLimit) else { return ReceiveMark(evidence: .none) }
+            return ReceiveMark(evidence: .connections(peers))
+        }
         if let bytes = tcpBytesReceived(socket) { return ReceiveMark(evidence: .streamBytes(bytes)) }
         // The stamp before the time: on a socket where it was off, asking turns it on, and a
         // socket whose last read came before that reports "now" once.
@@ -48,6 +67,9 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
         case .streamBytes(let then):
             guard let bytes = Self.tcpBytesReceived(socket) else { return false }
             return bytes != then
+        case .connections(let then):
+            guard let peers = ListenerConnections.peers(of: socket, limit: Self.connectionLimit) else { return false }
+            return !peers.isSubset(of: then)
         case .datagram(let thenRead, let takenAt, let queueWasEmpty):
             if queueWasEmpty && Self.hasUnread(socket) { return true }
             guard case .some(let lastRead) = Self.lastDatagramRead(socket), let lastRead, lastRead != thenRead else { return false }

@@ -1,5 +1,6 @@
 import CVoipd
 import Glibc
+import VoipdVocabulary
 
 /// Credentials of the process at the other end of a Unix socket (`SO_PEERCRED`), as the
 /// kernel recorded them at `connect`; never taken from anything the peer says.
@@ -21,6 +22,8 @@ public struct SocketKind: Sendable, Equatable {
     public var type: CInt
     public var isListening: Bool
     public var isConnected: Bool
+    /// The local port of a network socket (0: not bound); nil in other domains.
+    public var localPort: UInt16?
 
     /// "tcp", "udp", "unix-stream", "unix-seqpacket", …
     public var name: String {
@@ -38,6 +41,20 @@ public struct SocketKind: Sendable, Equatable {
 
     /// Whether the socket belongs to a network (IPv4/IPv6) rather than the local machine.
     public var isNetwork: Bool { domain == AF_INET || domain == AF_INET6 }
+
+    /// Whether it is a stream socket (TCP, Unix stream).
+    public var isStream: Bool { type == Socket.streamType }
+
+    /// Whether it is a datagram socket (UDP, Unix datagram).
+    public var isDatagram: Bool { type == Socket.datagramType }
+
+    /// What it is for, in the words of the kernel's socket tables (``NetworkSocket/Role``):
+    /// accepting connections, talking to one peer, or taking datagrams from anyone (a socket
+    /// neither listening nor connected).
+    public var role: NetworkSocket.Role {
+        if isListening { return .listening }
+        return isConnected ? .connected : .unconnected
+    }
 }
 
 /// Socket system calls. Every descriptor made here is close-on-exec.
@@ -132,28 +149,27 @@ public enum Socket {
 
     /// The path a Unix socket is bound to (`getsockname`); nil for an unbound or abstract one.
     public static func unixPath(of fd: borrowing FileDescriptor) throws(Errno) -> String? {
-        var address = sockaddr_un()
-        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        _ = try withUnsafeMutablePointer(to: &address) { pointer throws(Errno) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in
-                try valueOrErrno("getsockname") { getsockname(fd.rawValue, sa, &length) }
-            }
-        }
+        let address = try boundAddress(of: fd, into: sockaddr_un())
         guard address.sun_family == sa_family_t(AF_UNIX) else { return nil }
         let path = withUnsafeBytes(of: address.sun_path) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
         return path.hasPrefix("/") ? path : nil
     }
 
-    /// The local port of an IPv4 socket (`getsockname`).
-    public static func localPort(_ fd: borrowing FileDescriptor) throws(Errno) -> UInt16 {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    /// `getsockname` into `address`, a `sockaddr_un`, `sockaddr_storage`…
+    static func boundAddress<Address>(of fd: borrowing FileDescriptor, into address: Address) throws(Errno) -> Address {
+        var address = address
+        var length = socklen_t(MemoryLayout<Address>.size)
         _ = try withUnsafeMutablePointer(to: &address) { pointer throws(Errno) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in
                 try valueOrErrno("getsockname") { getsockname(fd.rawValue, sa, &length) }
             }
         }
-        return UInt16(bigEndian: address.sin_port)
+        return address
+    }
+
+    /// The local port of an IPv4 or IPv6 socket (`getsockname`); 0 for another domain.
+    public static func localPort(_ fd: borrowing FileDescriptor) throws(Errno) -> UInt16 {
+        try localEndpoint(of: fd)?.port ?? 0
     }
 
     /// `accept4(SOCK_CLOEXEC)`, and `SOCK_NONBLOCK` for the new connection unless
@@ -217,7 +233,8 @@ public enum Socket {
         let connected = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd.rawValue, $0, &length) == 0 }
         }
-        return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected)
+        let localPort = domain == AF_INET || domain == AF_INET6 ? try localEndpoint(of: fd)?.port : nil
+        return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected, localPort: localPort)
     }
 
     /// The inode number of a descriptor (`fstat`): the identity of the socket behind it.

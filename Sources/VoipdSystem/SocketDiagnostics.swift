@@ -46,13 +46,14 @@ public final class SocketDiagnostics {
     /// `EOVERFLOW` is thrown, so a namespace with millions of sockets cannot hold voipd's loop.
     /// After `body` has said stop, the rest of the dump is read and dropped: in a table with
     /// few sockets the kernel has walked it all by the first datagram anyway.
-    public func dump(family: CInt, transport: NetworkSocket.Transport, states: UInt32, limit: Int,
+    /// With `localPort`, only the sockets bound to that port are read (the kernel filters).
+    public func dump(family: CInt, transport: NetworkSocket.Transport, states: UInt32, limit: Int, localPort: UInt16? = nil,
                      _ body: ([NetworkSocket]) throws -> Bool) throws {
         sequence &+= 1
         let sequence = sequence
         var wanted = true
         let request = InetDiagMessages.dumpRequest(family: family, protocol: transport == .tcp ? CInt(IPPROTO_TCP) : CInt(IPPROTO_UDP),
-                                                   states: states, sequence: sequence)
+                                                   states: states, sequence: sequence, localPort: localPort)
         var kernel = sockaddr_nl()
         kernel.nl_family = sa_family_t(voipd_AF_NETLINK)
         let sent = request.withUnsafeBytes { bytes in

@@ -36,10 +36,14 @@ public struct SocketReadiness: Equatable, Sendable, Codable {
     public var bytesAvailable: Int
     /// The peer closed its end (EPOLLRDHUP or EPOLLHUP).
     public var peerClosed: Bool
+    /// For a listening socket, the connections waiting to be accepted (its `bytesAvailable`
+    /// is 0); nil for any other socket.
+    public var connectionsWaiting: Int?
 
-    public init(name: String, bytesAvailable: Int, peerClosed: Bool) {
+    public init(name: String, bytesAvailable: Int, peerClosed: Bool, connectionsWaiting: Int? = nil) {
         self.name = name
         self.bytesAvailable = bytesAvailable
         self.peerClosed = peerClosed
+        self.connectionsWaiting = connectionsWaiting
     }
 }

@@ -74,9 +74,21 @@ enum Output {
 
     static func sockets(_ sockets: [HeldSocketStatus]) -> String {
         table(["APP", "SOCKET", "KIND", "WAITING", "PEER", "WATCHED"], sockets.map { socket in
-            [socket.app, socket.name, socket.kind, "\(socket.bytesAvailable) bytes", socket.peerClosed ? "closed" : "open",
+            [socket.app, socket.name, kind(of: socket), waiting(on: socket), socket.peerClosed ? "closed" : "open",
              socket.watching ? "yes" : "no"]
         })
+    }
+
+    /// `tcp`, `tcp listening`, `udp unconnected`: the role shows when it is not the usual one.
+    static func kind(of socket: HeldSocketStatus) -> String {
+        guard let role = socket.role, role != "connected" else { return socket.kind }
+        return "\(socket.kind) \(role)"
+    }
+
+    /// What waits on it: bytes, or for a listener connections to accept.
+    static func waiting(on socket: HeldSocketStatus) -> String {
+        guard let connections = socket.connectionsWaiting else { return "\(socket.bytesAvailable) bytes" }
+        return connections == 1 ? "1 connection" : "\(connections) connections"
     }
 
     static func transition(_ record: TransitionRecord) -> String {

@@ -166,20 +166,47 @@ struct BadInputTests {
         }
     }
 
-    @Test("what is not a connected data socket cannot be a VoIP socket")
+    @Test("what nothing can arrive on, or voipd cannot watch, cannot be a VoIP socket: a pipe, a Unix listener, a TCP socket neither listening nor connected, an unbound UDP socket, an unconnected Unix datagram socket")
     func notVoIPSockets() throws {
         try Self.withDaemon { harness in
             let client = try Self.identified(harness, as: "confused")
             let pipe = try makePipe()
             try client.request(type: 2, #"{"id":2,"name":"pipe"}"#, descriptors: [pipe.first.rawValue])
             try Self.expectRefusal(client, "notASocket", closes: false)
-            let listener = try Socket.listenTCP()
-            try client.request(type: 2, #"{"id":3,"name":"listener"}"#, descriptors: [listener.rawValue])
+            let unixListener = try Socket.listenUnix(path: harness.directory + "/unix-listener", type: Socket.streamType)
+            try client.request(type: 2, #"{"id":3,"name":"listener"}"#, descriptors: [unixListener.rawValue])
             try Self.expectRefusal(client, "listeningSocket", closes: false)
             let unconnected = try Socket.make(domain: AF_INET, type: Socket.streamType)
             try client.request(type: 2, #"{"id":4,"name":"loose"}"#, descriptors: [unconnected.rawValue])
             try Self.expectRefusal(client, "notConnected", closes: false)
+            let unbound = try Socket.make(domain: AF_INET, type: Socket.datagramType)
+            try client.request(type: 2, #"{"id":5,"name":"unbound"}"#, descriptors: [unbound.rawValue])
+            try Self.expectRefusal(client, "notConnected", closes: false)
+            let unixDatagram = try Socket.make(domain: AF_UNIX, type: Socket.datagramType)
+            try client.request(type: 2, #"{"id":6,"name":"unix-dgram"}"#, descriptors: [unixDatagram.rawValue])
+            try Self.expectRefusal(client, "notConnected", closes: false)
             #expect(try harness.control.sockets("confused").isEmpty)
+        }
+    }
+
+    @Test("a TCP listener and a bound, unconnected UDP socket are VoIP sockets, shown with their role")
+    func listenersAndUnconnectedDatagrams() throws {
+        try Self.withDaemon { harness in
+            let client = try Self.identified(harness, as: "server")
+            let listener = try Socket.listenTCP()
+            try client.request(type: 2, #"{"id":2,"name":"listener"}"#, descriptors: [listener.rawValue])
+            #expect(try client.reply().ok)
+            let datagrams = try Socket.bindUDP()
+            try client.request(type: 2, #"{"id":3,"name":"datagrams"}"#, descriptors: [datagrams.rawValue])
+            #expect(try client.reply().ok)
+            let held = try harness.control.sockets("server")
+            #expect(held.map(\.name) == ["datagrams", "listener"])
+            #expect(held.map(\.kind) == ["udp", "tcp"] && held.map(\.role) == ["unconnected", "listening"], "\(held)")
+            #expect(held.last?.connectionsWaiting == 0 && held.first?.connectionsWaiting == nil)
+            for (id, name) in [(4, "listener"), (5, "datagrams")] {
+                try client.request(type: 3, #"{"id":\#(id),"name":"\#(name)"}"#)
+                #expect(try client.reply().ok)
+            }
         }
     }
 

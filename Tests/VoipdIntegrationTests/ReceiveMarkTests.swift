@@ -83,6 +83,40 @@ struct ReceiveMarkTests {
         #expect(arrived)
     }
 
+    @Test("TCP listener: a connection that arrives after the mark shows, accepted by the app or not; one from before it does not")
+    func listener() throws {
+        let held = try Socket.listenTCP()
+        let app = try FileDescriptor(duplicating: held.rawValue)
+        let port = try Socket.localPort(held)
+        // An unrelated listener and connection on another port: the kernel's filter leaves them out.
+        let other = try Socket.listenTCP()
+        let otherClient = try Socket.connectTCP(host: "127.0.0.1", port: Socket.localPort(other))
+
+        let early = try Socket.connectTCP(host: "127.0.0.1", port: port)
+        try waitForConnections(held, 1)
+        let mark = ReceiveMark.take(of: held)
+        #expect(mark.isEvidence)
+        var arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived)
+        guard case .processed(let first) = try Socket.accept(app, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived, "accepting what came before the mark is nothing new")
+        #expect(try Socket.connectionsWaiting(held) == 0)
+
+        let late = try Socket.connectTCP(host: "127.0.0.1", port: port)
+        try waitForConnections(held, 1)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "waiting")
+        guard case .processed(let second) = try Socket.accept(app, nonBlocking: false) else { throw TimedOut(description: "accept") }
+        #expect(try Socket.connectionsWaiting(held) == 0)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "accepted by the app, still seen")
+        arrived = ReceiveMark.take(of: held).hasArrivedSince(on: held)
+        #expect(!arrived)
+        // Every connection stays open until here: a closed one would leave the table.
+        _ = [early.rawValue, late.rawValue, first.rawValue, second.rawValue, otherClient.rawValue]
+    }
+
     @Test("Unix-domain sockets leave no evidence: only unread data shows")
     func unix() throws {
         let pair = try Socket.pair()
@@ -91,6 +125,14 @@ struct ReceiveMarkTests {
         try pair.second.writeAll(Array("x".utf8))
         var arrived = mark.hasArrivedSince(on: pair.first)
         #expect(!arrived)
+    }
+
+    /// Waits until `count` connections wait in `listener`'s accept queue.
+    private func waitForConnections(_ listener: borrowing FileDescriptor, _ count: Int) throws {
+        let deadline = Deadline(.seconds(5))
+        while try Socket.connectionsWaiting(listener) < count {
+            guard waitReadable(listener.rawValue, deadline) else { throw TimedOut(description: "no connection") }
+        }
     }
 
     /// Waits until `count` bytes are readable on `socket` (loopback delivers at once, but not

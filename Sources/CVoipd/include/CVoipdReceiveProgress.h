@@ -11,6 +11,8 @@
 extern const size_t voipd_TCP_INFO_SIZE;
 /// Where `tcpi_bytes_received` (Linux 4.1) lies in it; a kernel that fills in less has none.
 extern const size_t voipd_TCPI_BYTES_RECEIVED_OFFSET;
+/// Where `tcpi_unacked` lies: for a listening socket, the length of its accept queue.
+extern const size_t voipd_TCPI_UNACKED_OFFSET;
 extern const int voipd_TCP_INFO;
 
 extern const unsigned long voipd_SIOCGSTAMPNS;

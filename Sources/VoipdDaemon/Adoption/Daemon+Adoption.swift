@@ -105,11 +105,11 @@ extension Daemon {
         timers.set(.adoption(app.id), deadline: now + adoption.sampleInterval)
     }
 
-    /// The held copies with something unread (FIONREAD; a listener has no byte count, and
-    /// its waiting connections show in the next look instead).
+    /// The held copies with something unread: bytes or a datagram (FIONREAD), or a
+    /// connection waiting to be accepted.
     private func unreadAdoptedSockets(of app: AppRecord) -> Int {
         registry.sockets(of: app.id).filter { held in
-            held.origin == .adopted && held.bytesAvailable > 0
+            held.origin == .adopted && held.hasWaiting
         }.count
     }
 

@@ -48,7 +48,7 @@ extension Daemon {
             if let readiness = held.pendingReadiness() {
                 held.markReported(readiness)
                 feedLater(app, .socketReady(readiness))
-            } else if held.bytesAvailable == 0 {
+            } else if !held.hasWaiting {
                 held.arrivedSinceReport = false
             }
         }
@@ -58,7 +58,7 @@ extension Daemon {
         for held in registry.sockets(of: app.id) { held.armed = false }
     }
 
-    /// The wake path: data or a hang-up on a held socket.
+    /// The wake path: data, a datagram, a connection or a hang-up on a held socket.
     func heldSocketEvent(_ held: HeldSocket, _ events: EpollEvents) {
         held.arrivedSinceReport = true
         if !events.intersection([.readHangup, .hangup, .error]).isEmpty { held.peerClosed = true }
@@ -81,8 +81,8 @@ extension Daemon {
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
-        HeldSocketStatus(app: held.app.name, name: held.name, kind: held.kind,
-                         bytesAvailable: held.bytesAvailable,
+        HeldSocketStatus(app: held.app.name, name: held.name, kind: held.kind, role: held.role.rawValue,
+                         bytesAvailable: held.bytesAvailable, connectionsWaiting: held.connectionsWaiting,
                          peerClosed: held.peerClosed, watching: held.armed, registeredAt: held.registeredAt)
     }
 }

@@ -46,17 +46,33 @@ final class HeldSocket {
     var state: State
     let descriptor: FileDescriptor
     var token: UInt64 = 0
+    /// What the socket is for, read from the kernel when voipd took it (a UDP socket may be
+    /// connected or disconnected later; it is held alike). A listener is ready when a
+    /// connection waits to be accepted, which voipd never does.
+    let role: NetworkSocket.Role
 
     init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String,
          origin: HeldSocketOrigin, registeredAt: Double) {
         state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
                       mark: ReceiveMark.take(of: descriptor))
+        role = Self.role(of: descriptor)
         self.descriptor = descriptor
     }
 
     init(state: State, descriptor: consuming FileDescriptor) {
         self.state = state
+        role = Self.role(of: descriptor)
         self.descriptor = descriptor
+    }
+
+    /// A socket whose kind cannot be read now was readable when it was taken: it is held as
+    /// a data socket, whose readiness is its bytes.
+    private static func role(of descriptor: borrowing FileDescriptor) -> NetworkSocket.Role {
+        do {
+            return try Socket.kind(of: descriptor)?.role ?? .connected
+        } catch {
+            return .connected
+        }
     }
 
     subscript<Value>(dynamicMember field: KeyPath<State, Value>) -> Value { state[keyPath: field] }
@@ -73,13 +89,28 @@ final class HeldSocket {
     /// half-way through handling it. A spurious wake costs little; a missed one is a missed call.
     func pendingReadiness() -> SocketReadiness? {
         let bytes = bytesAvailable
+        let connections = connectionsWaiting
         let newHangup = state.peerClosed && !state.peerClosedReported
-        guard newHangup || (state.arrivedSinceReport && bytes > 0) || state.mark.hasArrivedSince(on: descriptor) else { return nil }
-        return SocketReadiness(name: state.name, bytesAvailable: bytes, peerClosed: state.peerClosed)
+        let waiting = (connections ?? bytes) > 0
+        guard newHangup || (state.arrivedSinceReport && waiting) || state.mark.hasArrivedSince(on: descriptor) else { return nil }
+        return SocketReadiness(name: state.name, bytesAvailable: bytes, peerClosed: state.peerClosed, connectionsWaiting: connections)
     }
 
-    /// Bytes waiting to be read (`FIONREAD`); 0 for a socket that cannot tell (a listening one).
-    var bytesAvailable: Int { (try? Socket.bytesAvailable(descriptor)) ?? 0 }
+    /// Bytes waiting to be read (`FIONREAD`); 0 for a listener, or a socket that cannot tell.
+    var bytesAvailable: Int {
+        guard role != .listening else { return 0 }
+        return (try? Socket.bytesAvailable(descriptor)) ?? 0
+    }
+
+    /// For a listener, the connections waiting to be accepted (0 if it cannot tell); nil for
+    /// any other socket.
+    var connectionsWaiting: Int? {
+        guard role == .listening else { return nil }
+        return (try? Socket.connectionsWaiting(descriptor)) ?? 0
+    }
+
+    /// Whether anything waits: bytes or a datagram to read, a connection to accept.
+    var hasWaiting: Bool { (connectionsWaiting ?? bytesAvailable) > 0 }
 
     /// The app is being told: what it knows now is no longer new.
     func markReported(_ readiness: SocketReadiness) {

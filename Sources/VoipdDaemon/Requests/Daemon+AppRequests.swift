@@ -136,12 +136,7 @@ extension Daemon {
         } catch let error as Errno {
             throw ProtocolError(.notASocket, "cannot inspect the descriptor for \(request.name): \(error)")
         }
-        guard !kind.isListening else {
-            throw ProtocolError(.listeningSocket, "\(request.name) is a listening socket; only a connected data socket can be a VoIP socket")
-        }
-        guard kind.isConnected else {
-            throw ProtocolError(.notConnected, "\(request.name) (\(kind.name)) is not connected; only a connected data socket can be a VoIP socket")
-        }
+        if let refusal = VoIPSocketAdmission.refusal(of: kind, named: request.name) { throw refusal }
         guard registry.socket(app: app.id, name: request.name) == nil else {
             throw ProtocolError(.duplicateName, "\(app.name) already has a VoIP socket named \(request.name)")
         }
@@ -154,7 +149,7 @@ extension Daemon {
         }
         try checkHeldSocketQuota(app.uid)
         let held = try hold(descriptor, app: app, name: request.name, kind: kind.name, origin: .registered)
-        log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind))")
+        log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind)\(held.role == .connected ? "" : ", \(held.role.rawValue)"))")
         reply(request.id, SocketResult(socket: socketStatus(held)), to: client)
     }
 
@@ -271,6 +266,7 @@ extension Daemon {
         }
         let message = EventMessage(event: event.id, kind: event.kind, socket: event.socket?.name,
                                    bytesAvailable: event.socket?.bytesAvailable, peerClosed: event.socket?.peerClosed,
+                                   connectionsWaiting: event.socket?.connectionsWaiting,
                                    state: app.lifecycle.state, reason: event.reason)
         send(.event, message, to: client)
     }

@@ -1,0 +1,46 @@
+import CVoipd
+import Glibc
+import VoipdVocabulary
+
+/// What a network socket's own descriptor tells of its address and, for a listening TCP
+/// socket, of the connections waiting to be accepted.
+extension Socket {
+    /// The address a network socket is bound to (`getsockname`): port 0 when it is not bound;
+    /// nil for a socket of another domain.
+    public static func localEndpoint(of fd: borrowing FileDescriptor) throws(Errno) -> InetEndpoint? {
+        let storage = try boundAddress(of: fd, into: sockaddr_storage())
+        return withUnsafeBytes(of: storage) { raw -> InetEndpoint? in
+            switch CInt(storage.ss_family) {
+            case AF_INET:
+                let address = raw.loadUnaligned(as: sockaddr_in.self)
+                return InetEndpoint(address: IPAddress(bytes: withUnsafeBytes(of: address.sin_addr) { Array($0) })!,
+                                    port: UInt16(bigEndian: address.sin_port))
+            case AF_INET6:
+                let address = raw.loadUnaligned(as: sockaddr_in6.self)
+                return InetEndpoint(address: IPAddress(bytes: withUnsafeBytes(of: address.sin6_addr) { Array($0) })!,
+                                    port: UInt16(bigEndian: address.sin6_port))
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// Whether `fd` is a listening socket (`SO_ACCEPTCONN`).
+    public static func isListening(_ fd: borrowing FileDescriptor) throws(Errno) -> Bool {
+        try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
+    }
+
+    /// Connections a listening TCP socket has completed and not yet handed to `accept`: its
+    /// accept queue (`TCP_INFO`'s `tcpi_unacked`, which for a listener is the queue's length).
+    /// Never accepts or disturbs one.
+    public static func connectionsWaiting(_ listener: borrowing FileDescriptor) throws(Errno) -> Int {
+        var info = [UInt8](repeating: 0, count: voipd_TCP_INFO_SIZE)
+        var length = socklen_t(info.count)
+        let fd = listener.rawValue
+        let result = info.withUnsafeMutableBytes { getsockopt(fd, CInt(IPPROTO_TCP), voipd_TCP_INFO, $0.baseAddress, &length) }
+        if result < 0 { throw Errno.current("getsockopt(TCP_INFO)") }
+        let offset = voipd_TCPI_UNACKED_OFFSET
+        guard Int(length) >= offset + 4 else { throw Errno(EPROTO, call: "getsockopt(TCP_INFO): \(length) bytes") }
+        return Int(info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) })
+    }
+}
