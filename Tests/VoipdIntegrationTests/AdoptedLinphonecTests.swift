@@ -28,16 +28,11 @@ struct AdoptedLinphonecTests {
         guard mkfifo(input, 0o600) == 0 else { throw Errno.current("mkfifo") }
         let commands = try openFile(input, flags: O_RDWR)
         let output = network.directory + "/linphonec.out"
-        let manifest: [String: Any] = [
-            "command": "/bin/sh", "arguments": ["-c", "exec \"$@\" <\(input) >>\(output) 2>&1", "sh"] + network.entering(command),
-            "environment": ["HOME": home],
-            // Its SIP port is its own choice (5070 here); idle it wakes 100 times a second,
-            // in a call 200: 150 tells them apart (docs/BENCHMARKS.md).
-            "adopt": ["sip:port=5070"], "quietWindowSeconds": 2, "quietWakeupsPerSecond": 150,
-        ]
-        let apps = network.directory + "/apps.d"
-        mkdir(apps, 0o755)
-        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/carol.json"))
+        // Its SIP port is its own choice (5070 here); idle it wakes 100 times a second, in a
+        // call 200: 150 tells them apart (docs/BENCHMARKS.md).
+        let apps = try network.writeManifest(app: "carol", command: command, redirections: "<\(input) >>\(output) 2>&1",
+                                             keys: ["environment": ["HOME": home], "adopt": ["sip:port=5070"],
+                                                    "quietWindowSeconds": 2, "quietWakeupsPerSecond": 150])
         let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
         defer { harness.stop() }
         let log = network.directory + "/" + Linphonec.log

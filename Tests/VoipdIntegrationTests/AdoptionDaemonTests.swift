@@ -236,13 +236,9 @@ struct AdoptionDaemonTests {
         defer { network.stop() }
         try NamespacedKamailio.start(in: network, port: 5060)
         let log = network.directory + "/alice.log"
-        let command = network.entering(try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: "udp"))
-        // baresip's output goes to a file of its own: sh, which execs it, is the manifest's command.
-        let manifest: [String: Any] = ["command": "/bin/sh", "arguments": ["-c", "exec \"$@\" >>\(log) 2>&1", "sh"] + command,
-                                       "adopt": ["sip"], "quietWindowSeconds": 1]
-        let apps = network.directory + "/apps.d"
-        mkdir(apps, 0o755)
-        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/alice.json"))
+        let command = try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: "udp")
+        let apps = try network.writeManifest(app: "alice", command: command, redirections: ">>\(log) 2>&1",
+                                             keys: ["adopt": ["sip"], "quietWindowSeconds": 1])
         let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
         defer { harness.stop() }
         _ = try openFile(log, flags: O_WRONLY | O_CREAT)

@@ -37,12 +37,12 @@ struct Baresip {
     /// Writes its configuration in a directory `name` of the network's; returns its command
     /// line (to run inside the network).
     static func prepare(in network: PrivateNetwork, name: String, sipPort: UInt16, user: String, transport: String,
-                        dial: String? = nil, regint: Int = 600) throws -> [String] {
+                        dial: String? = nil, regint: Int = 600, accountParameters: String = "") throws -> [String] {
         let directory = network.directory + "/" + name
         mkdir(directory, 0o755)
         let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444" : ""
         try write(configuration(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
-        try write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=\(regint);answermode=auto\n", to: directory + "/accounts")
+        try write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=\(regint);answermode=auto\(accountParameters)\n", to: directory + "/accounts")
         return [binary, "-f", directory] + (dial.map { ["-e", "/dial \($0)"] } ?? [])
     }
 

@@ -64,6 +64,19 @@ final class PrivateNetwork {
 
     func read(_ log: String) -> String { ProcFS.read(directory + "/" + log) ?? "" }
 
+    /// Writes the manifest of an app that runs `command` inside the namespace through
+    /// `/bin/sh -c 'exec "$@" REDIRECTIONS'` (a manifest has no descriptors to give it: its
+    /// output goes to a file), with `keys` besides, into the apps directory it returns.
+    func writeManifest(app: String, command: [String], redirections: String, keys: [String: Any]) throws -> String {
+        let apps = directory + "/apps.d"
+        mkdir(apps, 0o755)
+        var manifest = keys
+        manifest["command"] = "/bin/sh"
+        manifest["arguments"] = ["-c", "exec \"$@\" \(redirections)", "sh"] + entering(command)
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/\(app).json"))
+        return apps
+    }
+
     /// Stops what was started in it (SIGTERM first, so that programs with workers end them;
     /// then SIGKILL to each one's session), then the holder.
     func stop() {
@@ -89,12 +102,14 @@ enum NamespacedKamailio {
     static let configuration = KamailioServer.script.replacingOccurrences(of: "run-kamailio.sh", with: "kamailio.cfg")
 
     @discardableResult
-    static func start(in network: PrivateNetwork, port: UInt16) throws -> TestProcess {
+    /// `maxExpires`: the longest registration it grants (Kamailio's configuration grants 3600 s).
+    static func start(in network: PrivateNetwork, port: UInt16, maxExpires: Int? = nil) throws -> TestProcess {
         let run = network.directory + "/kamailio"
         mkdir(run, 0o755)
-        let process = try network.start([KamailioServer.binary, "-f", configuration, "-A", "SIP_PORT=\(port)",
-                                         "-l", "udp:127.0.0.1:\(port)", "-l", "tcp:127.0.0.1:\(port)", "-DD", "-E",
-                                         "-Y", run, "-P", run + "/kamailio.pid", "-w", run, "-m", "64", "-M", "8"], log: "kamailio.log")
+        let expiry = maxExpires.map { ["-A", "MAX_EXPIRES=\($0)"] } ?? []
+        let process = try network.start([KamailioServer.binary, "-f", configuration, "-A", "SIP_PORT=\(port)"] + expiry
+                                        + ["-l", "udp:127.0.0.1:\(port)", "-l", "tcp:127.0.0.1:\(port)", "-DD", "-E",
+                                           "-Y", run, "-P", run + "/kamailio.pid", "-w", run, "-m", "64", "-M", "8"], log: "kamailio.log")
         try waitForText("voipd: kamailio ready", in: network.directory + "/kamailio.log", timeout: .seconds(15))
         return process
     }
