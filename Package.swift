@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary", "VoipdSystem"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient", "TestAppMessages"]),
         .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
-        .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "voipd", "softphone"]),
+        .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "VoipdTestSupport", "voipd", "softphone"]),
         .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "SIP", "softphone", "VoipdTransferService", "VoipdTransfers", "voipd-transfer",
                                                             "VoipdTestSupport", "TestAppMessages"]),
 

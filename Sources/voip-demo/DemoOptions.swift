@@ -1,7 +1,8 @@
 /// The demo's command line.
 struct DemoOptions {
     static let usage = """
-    usage: voip-demo [--verbose] [--time-scale FACTOR] [--registrar HOST:PORT] [--user NAME] [--keep]
+    usage: voip-demo [--verbose] [--time-scale FACTOR] [--registrar HOST:PORT] [--user NAME]
+                     [--softphone softphone|baresip] [--keep]
 
     Shows what voipd is for. It starts voipd, a SIP registrar on loopback and a softphone
     under voipd. voipd suspends the softphone in the background (SIGSTOP: no CPU, no
@@ -23,12 +24,25 @@ struct DemoOptions {
                              (Deploy/kamailio/run-kamailio.sh); it must reach a user over the
                              TCP connection of its REGISTER
       --user NAME            the softphone's user (default alice)
+      --softphone NAME       softphone (default): the project's softphone, which speaks voipd's
+                             protocol; baresip: the same story with baresip (Debian's
+                             baresip-core), unmodified: voipd adopts it (finds its SIP sockets
+                             itself, suspends it once it measures it quiet); no screen lock
       --keep                 keep the working directory (voipd's log) afterwards
 
     Colour on a terminal, unless NO_COLOR is set.
     """
 
+    /// Who is called.
+    enum Softphone: String {
+        /// The project's softphone, speaking voipd's protocol.
+        case softphone
+        /// baresip, unmodified, adopted by voipd.
+        case baresip
+    }
+
     var registrar: (host: String, port: UInt16)?
+    var softphone = Softphone.softphone
     var timeScale = 0.2
     var user = "alice"
     var keepDirectory = false
@@ -56,6 +70,10 @@ struct DemoOptions {
                 }
                 timeScale = factor
             case "--user": user = try value(argument)
+            case "--softphone":
+                let text = try value(argument)
+                guard let choice = Softphone(rawValue: text) else { throw DemoFailure("--softphone needs softphone or baresip, not \(text)") }
+                softphone = choice
             case "--keep": keepDirectory = true
             case "-v", "--verbose": verbose = true
             case "-h", "--help": showHelp = true

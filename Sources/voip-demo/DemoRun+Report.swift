@@ -9,32 +9,39 @@ extension DemoRun {
         let bold = palette.bold
         for call in calls {
             console.line()
-            if call.number == 2 {
+            if call.number == 2 && !isAdopted {
                 console.line(bold("Screen lock") + ": voipd reclaimed \(reclaimedSockets) ordinary socket"
                     + (reclaimedSockets == 1 ? "" : "s") + " of the suspended softphone (its presence connection)")
                 console.line("  and kept its SIP connection: it holds that one for the app.")
                 console.line()
             }
             console.line(bold("Call \(call.number)") + (call.number == 1
-                ? ": bob calls \(options.user) while the softphone is suspended"
-                : ": bob calls again, after the lock"))
+                ? ": bob calls \(options.user) while the \(isAdopted ? "adopted baresip" : "softphone") is suspended"
+                : isAdopted ? ": bob calls again, baresip suspended again after the first call" : ": bob calls again, after the lock"))
             printTable(call)
             if let forwarded = call.inviteForwarded, let registerConnection, let inviteSent = call.inviteSent {
                 console.line(palette.dim("  The registrar sent the INVITE on over the softphone's REGISTER connection (#\(registerConnection))"
                     + String(format: " at %.2f ms,", (forwarded.time - inviteSent) * 1000)))
                 console.line(palette.dim("  the softphone in kernel state \(forwarded.watchedProcessState.map(String.init) ?? "?"):"
-                    + " it listens on no port, so that connection is the only way in."))
+                    + (isAdopted ? " the embedded registrar reaches a user only that way." : " it listens on no port, so that connection is the only way in.")))
             }
         }
         console.line()
-        console.line(bold("After the lock") + ": resumed, the softphone found its presence connection gone and opened a")
-        console.line("  new one; its SIP connection was never lost (\(registers) REGISTER, both INVITEs came over it).")
+        if isAdopted {
+            printAdoption()
+        } else {
+            console.line(bold("After the lock") + ": resumed, the softphone found its presence connection gone and opened a")
+            console.line("  new one; its SIP connection was never lost (\(registers) REGISTER, both INVITEs came over it).")
+        }
         printPicture()
         printCost()
         printSetup()
         if options.registrar == nil, Self.kamailioIsInstalled {
             console.line()
             console.line("With Kamailio: Deploy/kamailio/run-kamailio.sh 5070 /tmp/k, then --registrar 127.0.0.1:5070")
+        }
+        if isAdopted {
+            console.line("baresip was not changed in any way and does not speak voipd's protocol: voipd adopted it.")
         }
         console.line(palette.green(bold("voip-demo: OK")) + (options.verbose ? "" : palette.dim("   (--verbose: every step, and the full timeline)")))
     }
@@ -66,7 +73,7 @@ extension DemoRun {
                                                                end - start, picture.slice * 1000))
         console.line(name + picture.drawn(palette))
         console.line(String(repeating: " ", count: name.count) + picture.marks)
-        console.line("  " + StatePicture.legend(palette) + palette.dim("   b background  1 2 calls  L lock"))
+        console.line("  " + StatePicture.legend(palette) + palette.dim("   b background  1 2 calls" + (isAdopted ? "" : "  L lock")))
     }
 
     /// The softphone's CPU time and wake-ups, running and suspended, over the same idle time.
@@ -80,14 +87,25 @@ extension DemoRun {
             return String(text.reversed().drop { $0 == " " }.reversed())
         }
         console.line(palette.dim(line("", "CPU time", "wake-ups (context switches)", "")))
-        console.line(line("running", Self.milliseconds(running.cpuTime), "\(running.contextSwitches)",
-                          String(format: "polling its presence server every %.0f ms", Self.presenceInterval * 1000)))
+        console.line(line("running", Self.milliseconds(running.cpuTime), "\(running.contextSwitches)", isAdopted
+                          ? "idle, it sleeps until a timer or a packet"
+                          : String(format: "polling its presence server every %.0f ms", Self.presenceInterval * 1000)))
         console.line(line("suspended", Self.milliseconds(suspended.cpuTime), "\(suspended.contextSwitches)",
                           "stopped: no code runs until voipd resumes it"))
         let wakes = calls.compactMap { call in call.resumed.flatMap { resumed in call.inviteSent.map { (resumed.time - $0) * 1000 } } }
         if let slowest = wakes.max() {
             console.line(String(format: "  Suspended, it costs nothing, and still answers: resumed within %.1f ms of each INVITE.", slowest))
         }
+    }
+
+    /// What voipd's adoption of baresip found, and what it says about a program that does
+    /// not talk to it.
+    private func printAdoption() {
+        console.line(palette.bold("Adoption") + ": voipd found baresip's SIP sockets itself (its descriptors, matched with the kernel's")
+        console.line("  socket tables) and held copies of them; an INVITE on its REGISTER connection woke it:")
+        for socket in adoptedSockets { console.line("    " + socket) }
+        if let adoptionVerdict { console.line("  It suspended baresip once it had measured it quiet (\(adoptionVerdict)).") }
+        console.line(palette.dim("  baresip cannot say when it is done or ask for time: voipd infers it from activity."))
     }
 
     /// The processes and servers, and how each process ended.
@@ -101,7 +119,10 @@ extension DemoRun {
         console.line("  registrar  " + (options.registrar == nil
             ? "embedded, \(sipAddress): it reaches a user only over the user's REGISTER connection"
             : "\(sipAddress) (--registrar)"))
-        if let softphone {
+        if let softphone, isAdopted {
+            console.line("  baresip    pid \(softphone.pid), unmodified, launched by voipd from its manifest as \(options.user);"
+                + " \(adoptedSockets.count) sockets held; \(softphoneEnded ?? "?")")
+        } else if let softphone {
             console.line("  softphone  pid \(softphone.pid), started by voipd as \(options.user), its SIP connection held by voipd;"
                 + " \(softphoneEnded ?? "?")")
         }

@@ -18,12 +18,24 @@ extension DemoRun {
 
     private func startServices() throws {
         step("Start voipd, a SIP registrar/proxy and a presence server on loopback")
+        try startVoipd()
+        try startRegistrar()
+        let presence = try PresenceServer()
+        self.presence = presence
+        pump.add(presence)
+        say("presence server: 127.0.0.1:\(presence.port), for the softphone's ordinary (non-VoIP) connection")
+    }
+
+    func startVoipd() throws {
         let voipd = try VoipdInstance(binary: Executables.path("voipd"), directory: directory, timeScale: options.timeScale)
         self.voipd = voipd
         say("voipd: pid \(voipd.process.pid), control socket \(voipd.socketPath), --time-scale \(options.timeScale)")
         let feed = try TransitionFeed(socketPath: voipd.socketPath)
         self.feed = feed
         pump.add(feed)
+    }
+
+    func startRegistrar() throws {
         if let external = options.registrar {
             (registrarHost, registrarPort) = external
             say("registrar: \(sipAddress), external (it must reach a user over its REGISTER connection)")
@@ -37,10 +49,6 @@ extension DemoRun {
             registrarPort = registrar.port
             say("registrar: embedded, \(sipAddress): it reaches a user only over the TCP connection of its REGISTER")
         }
-        let presence = try PresenceServer()
-        self.presence = presence
-        pump.add(presence)
-        say("presence server: 127.0.0.1:\(presence.port), for the softphone's ordinary (non-VoIP) connection")
     }
 
     private func launchSoftphone() throws {
@@ -134,7 +142,8 @@ extension DemoRun {
             resumed: resumed,
             inviteRead: log.lines(containing: "sip: received INVITE", since: since).first?.time,
             ringing: output.lines(containing: "received 180").first?.time,
-            answered: output.lines(containing: "received 200 OK (CSeq 1 INVITE)").first?.time,
+            // "200 OK", or baresip's "200 Answering".
+            answered: output.lines(containing: "(CSeq 1 INVITE)").first { $0.text.contains("received 200 ") }?.time,
             suspendedAgain: feed.first(Self.appName, to: "suspended", since: resumed?.time ?? since))
         try checkDelivery(observation)
         say("from the caller's INVITE:")
@@ -232,7 +241,7 @@ extension DemoRun {
 
     /// The softphone's kernel state, which must be T (stopped).
     @discardableResult
-    private func expectStopped(_ process: SupervisedProcess, _ when: String) throws -> Character? {
+    func expectStopped(_ process: SupervisedProcess, _ when: String) throws -> Character? {
         let state = ProcFS.state(of: process.pid)
         guard state == "T" else {
             throw DemoFailure("the softphone (pid \(process.pid)) is in kernel state \(state.map(String.init) ?? "gone"), not T, \(when)")

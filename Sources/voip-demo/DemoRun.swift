@@ -38,6 +38,13 @@ final class DemoRun {
     var registrarPort: UInt16 = 0
     /// The embedded registrar's number for the softphone's REGISTER connection.
     var registerConnection: Int?
+    /// With `--softphone baresip`: its configuration directory and SIP port, and what
+    /// voipd's adoption found (the sockets it holds, its last measurement).
+    var baresipHome = ""
+    var baresipSIPPort: UInt16 = 0
+    var adoptedSockets: [String] = []
+    var adoptionVerdict: String?
+    var isAdopted: Bool { options.softphone == .baresip }
 
     // What the report says, as the steps found it.
     var launchedAt: Double?
@@ -60,11 +67,13 @@ final class DemoRun {
 
     /// Runs every step; the exit status (0: everything shown, 1: a failure, said why).
     func run() -> Int32 {
-        console.line(palette.bold("voip-demo") + ": voipd suspends a softphone in the background and wakes it for a call")
+        console.line(palette.bold("voip-demo") + (isAdopted
+            ? ": voipd adopts baresip, unmodified: suspends it in the background and wakes it for a call"
+            : ": voipd suspends a softphone in the background and wakes it for a call"))
         var failure: Error?
         do {
             try prepareDirectory()
-            try performSteps()
+            if isAdopted { try performAdoptedSteps() } else { try performSteps() }
         } catch {
             failure = error
         }

@@ -14,8 +14,9 @@ final class DaemonUnderTest {
     private let notifyPath: String
     private var stopped = false
 
-    /// Starts voipd. It inherits the calling thread's CPU affinity, and so do its apps.
-    init(binary: String, directory: String, configurationText: String = "{}\n") throws {
+    /// Starts voipd with `arguments` besides the bench's own. It inherits the calling
+    /// thread's CPU affinity, and so do its apps.
+    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = []) throws {
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
         let notifyPath = directory + "/notify.sock"
@@ -30,7 +31,7 @@ final class DaemonUnderTest {
         let configuration = directory + "/voipd.json"
         try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(configurationText.utf8))
         let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning",
-                                        "--config", configuration, "--apps-directory", directory + "/apps.d"])
+                                        "--config", configuration, "--apps-directory", directory + "/apps.d"] + arguments)
         let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,
                                                 standardOutput: logFile.rawValue, standardError: logFile.rawValue))
         process = try PidFd(pid: pid)

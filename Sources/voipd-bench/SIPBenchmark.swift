@@ -15,7 +15,14 @@ enum SIPBenchmark {
         let voipd = try options.voipd ?? BenchPaths.buildVoipd()
         // Built with the bench: it is one of its dependencies.
         let softphone = options.softphone ?? parentDirectory(BenchPaths.executable) + "/softphone"
-        guard access(softphone, X_OK) == 0 else { throw BenchError("no softphone at \(softphone): build it or pass --softphone PATH") }
+        if options.callees.contains(.softphone), access(softphone, X_OK) != 0 {
+            throw BenchError("no softphone at \(softphone): build it or pass --softphone PATH")
+        }
+        var callees = options.callees
+        if callees.contains(.baresip), access(options.baresip, X_OK) != 0 {
+            progress("baresip skipped: \(options.baresip) is not installed (apt-get install baresip-core, or pass --baresip PATH)")
+            callees.removeAll { $0 == .baresip }
+        }
         let directory = try TemporaryDirectory("voipd-bench")
         let floor = try WakeFloor.build(shared: options.shared, into: directory.path)
         let setting = SIPSetting(options: options, voipd: voipd, softphone: softphone, floor: floor, directory: directory.path)
@@ -28,8 +35,15 @@ enum SIPBenchmark {
                 emit(SIPResult.skipped(.kamailio, placement: placement, reason: reason, json: options.json))
                 registrars.removeAll { $0 == .kamailio }
             }
-            for result in try measure(registrars, placement: placement, setting: setting) {
-                emit(options.json ? result.json : result.line)
+            if callees.contains(.softphone) {
+                for result in try measure(registrars, placement: placement, setting: setting) {
+                    emit(options.json ? result.json : result.line)
+                }
+            }
+            if callees.contains(.baresip) {
+                for result in try measureBaresip(registrars, placement: placement, setting: setting) {
+                    emit(options.json ? result.json : result.line)
+                }
             }
         }
         progress("done; load average \(WakeBenchmark.loadAverage())")
@@ -41,14 +55,39 @@ enum SIPBenchmark {
         var results = registrars.map {
             SIPResult(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
         }
-        for run in 1...options.runs {
-            for index in results.indices {
-                let figures = try SIPMeasurement(registrar: results[index].registrar, placement: placement, setting: setting).run()
-                results[index].runs.append(figures)
-                progress("run \(run)/\(options.runs) \(results[index].label): \(figures.line)")
+        let runs = try runInTurn(results.map(\.label), runs: options.runs, line: \SIPRun.line) { index in
+            try SIPMeasurement(registrar: registrars[index], placement: placement, setting: setting).run()
+        }
+        for index in results.indices { results[index].runs = runs[index] }
+        return results
+    }
+
+    /// The same with baresip as the callee.
+    private static func measureBaresip(_ registrars: [SIPOptions.Registrar], placement: CPUPlacement,
+                                       setting: SIPSetting) throws -> [BaresipResult] {
+        let options = setting.options
+        var results = registrars.map {
+            BaresipResult(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
+        }
+        let runs = try runInTurn(results.map(\.label), runs: options.runs, line: \BaresipRun.line) { index in
+            try BaresipMeasurement(registrar: registrars[index], placement: placement, setting: setting).run()
+        }
+        for index in results.indices { results[index].runs = runs[index] }
+        return results
+    }
+
+    /// `runs` rounds of one measurement per label, in turn; each label's figures.
+    private static func runInTurn<Figures>(_ labels: [String], runs: Int, line: KeyPath<Figures, String>,
+                                           measure: (Int) throws -> Figures) throws -> [[Figures]] {
+        var figures = labels.map { _ in [Figures]() }
+        for run in 1...runs {
+            for index in labels.indices {
+                let one = try measure(index)
+                figures[index].append(one)
+                progress("run \(run)/\(runs) \(labels[index]): \(one[keyPath: line])")
             }
         }
-        return results
+        return figures
     }
 
     private static func emit(_ line: String) {

@@ -15,11 +15,14 @@ final class SoftphoneModes {
     }
 
     let control: VoipdControl
+    /// The app moved: the softphone, or an adopted program.
+    let app: String
     private(set) var mode = Mode.running
     private static let timeoutMilliseconds: Int32 = 10_000
 
     /// Follows the event stream from now on: open it before launching the softphone.
-    init(socketPath: String) throws {
+    init(socketPath: String, app: String = SoftphoneUnderTest.name) throws {
+        self.app = app
         control = try VoipdControl(socketPath: socketPath)
         // Not by name: voipd knows no app of that name before the launch.
         _ = try control.events(follow: true, to: [.active, .suspended, .terminated])
@@ -28,8 +31,8 @@ final class SoftphoneModes {
     /// Once the softphone has registered: it must be active (launched in the foreground).
     /// Its launch's own transitions are dropped, so that only later ones are waited for.
     func confirmRunning() throws {
-        let state = try control.app(SoftphoneUnderTest.name).state
-        guard state == .active else { throw BenchError("the softphone is \(state.rawValue), not active, after its launch") }
+        let state = try control.app(app).state
+        guard state == .active else { throw BenchError("\(app) is \(state.rawValue), not active, after its launch") }
         // The status reply came after every transition before it, on this same connection.
         while try control.nextTransition(timeoutMilliseconds: 0) != nil {}
         mode = .running
@@ -41,11 +44,11 @@ final class SoftphoneModes {
         switch target {
         case .running:
             // SIGCONT, willEnterForeground, didBecomeActive.
-            try control.command(.foreground, SoftphoneUnderTest.name)
+            try control.command(.foreground, app)
             try waitFor(.active, "foregrounded")
         case .suspended:
             // willResignActive, didEnterBackground, then SIGSTOP once no background task is left.
-            try control.command(.background, SoftphoneUnderTest.name)
+            try control.command(.background, app)
             try waitFor(.suspended, "backgrounded")
         }
         mode = target
@@ -62,10 +65,10 @@ final class SoftphoneModes {
         while true {
             guard MonotonicInstant.now < deadline,
                   let record = try control.nextTransition(timeoutMilliseconds: pollTimeout(until: deadline)) else {
-                throw BenchError("the softphone was not \(state.rawValue) within \(Self.timeoutMilliseconds) ms \(when)")
+                throw BenchError("\(app) was not \(state.rawValue) within \(Self.timeoutMilliseconds) ms \(when)")
             }
-            guard record.app == SoftphoneUnderTest.name else { continue }
-            if record.to == .terminated { throw BenchError("the softphone terminated \(when): \(record.reason)") }
+            guard record.app == app else { continue }
+            if record.to == .terminated { throw BenchError("\(app) terminated \(when): \(record.reason)") }
             if record.to == state { return }
         }
     }

@@ -38,7 +38,7 @@ struct SoftphoneDemoTests {
 
     static func checkStopped(_ output: String) {
         let pids = startedPIDs(output)
-        #expect(pids.count == 4, "voipd, the softphone and two callers: \(pids)")
+        #expect(pids.count == 4, "voipd, the softphone (or baresip) and two callers: \(pids)")
         for pid in pids {
             let state = processState(pid)
             #expect(state == nil || state == "Z", "pid \(pid) is still running (\(state.map(String.init) ?? ""))")
@@ -52,7 +52,8 @@ struct SoftphoneDemoTests {
 
     /// The report: each call's table (in order, times rising), the picture of the states,
     /// the cost of the idle second running and suspended.
-    static func checkReport(_ output: String, embeddedRegistrar: Bool) throws {
+    /// `adopted`: the story with baresip (no screen lock; idle, baresip costs nothing either).
+    static func checkReport(_ output: String, embeddedRegistrar: Bool, adopted: Bool = false) throws {
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         for number in 1...2 {
             let start = try #require(lines.firstIndex { $0.hasPrefix("Call \(number): ") }, "call \(number)'s table")
@@ -88,8 +89,9 @@ struct SoftphoneDemoTests {
         let woken = try #require(cells.firstIndex(of: "▲"))
         #expect(cells.firstIndex(of: "█")! < suspended && suspended < woken)
         let marks = lines[picture + 1]
-        let order = ["b", "1", "L", "2"].compactMap { marks.firstIndex(of: Character($0)) }
-        #expect(order.count == 4 && order == order.sorted(), "marks: \(marks)")
+        let expected = adopted ? ["b", "1", "2"] : ["b", "1", "L", "2"]
+        let order = expected.compactMap { marks.firstIndex(of: Character($0)) }
+        #expect(order.count == expected.count && order == order.sorted(), "marks: \(marks)")
         #expect(lines[picture + 2].contains("█ active") && lines[picture + 2].contains("▲ woken by a call"))
 
         // Why it matters: the running softphone costs CPU and wake-ups; suspended, none.
@@ -97,7 +99,7 @@ struct SoftphoneDemoTests {
         let running = lines[cost + 2].split(separator: " ")
         let idle = lines[cost + 3].split(separator: " ")
         #expect(running.first == "running" && idle.first == "suspended")
-        #expect((Double(running[1]) ?? 0) > 0 && (Int(running[3]) ?? 0) > 0, "\(lines[cost + 2])")
+        if !adopted { #expect((Double(running[1]) ?? 0) > 0 && (Int(running[3]) ?? 0) > 0, "\(lines[cost + 2])") }
         #expect(idle[1] == "0.00" && idle[3] == "0", "\(lines[cost + 3])")
 
         #expect(output.contains("With Kamailio: ") == (embeddedRegistrar && KamailioServer.isInstalled))
@@ -112,6 +114,21 @@ struct SoftphoneDemoTests {
                 "it leads with what happened")
     }
 
+    @Test("voip-demo --softphone baresip: the same story with the unmodified baresip, adopted by voipd; its summary says so and lists the sockets voipd held; every process stopped",
+          .enabled(if: toolAvailableOrCI(Baresip.binary), "needs baresip-core (with CI=true its absence is a failure)"))
+    func demoWithBaresip() throws {
+        let output = try Self.runDemo(["--softphone", "baresip"])
+        try Self.checkReport(output, embeddedRegistrar: true, adopted: true)
+        #expect(output.hasPrefix("voip-demo: voipd adopts baresip, unmodified: suspends it in the background and wakes it for a call\n\nCall 1: "))
+        let lines = output.split(separator: "\n")
+        let adoption = try #require(lines.firstIndex { $0.hasPrefix("Adoption: voipd found baresip's SIP sockets itself") })
+        let held = lines[(adoption + 2)...].prefix { $0.hasPrefix("    ") }
+        #expect(held.contains { $0.contains(" connected ") && $0.contains("(sip:port=") }, "its REGISTER connection: \(held)")
+        #expect(held.contains { $0.contains(" listening ") }, "its SIP listener: \(held)")
+        #expect(!output.contains("Screen lock"), "no lock in this story")
+        #expect(output.contains("baresip was not changed in any way and does not speak voipd's protocol: voipd adopted it."))
+    }
+
     @Test("--help explains --time-scale and --verbose, within 100 columns")
     func help() throws {
         let (status, output) = try runCommand([Binaries.path("voip-demo"), "--help"])
@@ -120,6 +137,7 @@ struct SoftphoneDemoTests {
         #expect(output.contains("--time-scale FACTOR    multiply every duration of voipd's lifecycle by FACTOR"))
         #expect(output.contains("30 s of") && output.contains("(a wake gets 6 s, not 30)"))
         #expect(output.contains("--verbose "))
+        #expect(output.contains("--softphone NAME"))
         #expect(Self.tooWide(output).isEmpty, "\(Self.tooWide(output))")
         let wrong = try runCommand([Binaries.path("voip-demo"), "--time-scale", "2"])
         #expect(wrong.status == 2 && wrong.output.contains("--time-scale needs a number more than 0 and at most 1"))

@@ -1,0 +1,129 @@
+import Glibc
+import VoipdTestSupport
+import VoipdSystem
+
+// `voip-demo --softphone baresip`: the same story with a softphone nobody here wrote and
+// that does not speak voipd's protocol (issue 15; docs/LIFECYCLE.md, "Adopted programs").
+// voipd finds baresip's SIP sockets itself, holds copies, suspends it once it has measured
+// it quiet, and wakes it when an INVITE arrives on its REGISTER connection.
+extension DemoRun {
+    /// Debian's baresip-core.
+    static let baresipBinary = "/usr/bin/baresip"
+    /// Deploy/softphones/baresip.config, which the adoption tests and the bench use too.
+    static let baresipTemplate = parentDirectory(parentDirectory(parentDirectory(#filePath))) + "/Deploy/softphones/baresip.config"
+    /// How long baresip must stay below the quiet thresholds before voipd suspends it (its
+    /// manifest's `quietWindowSeconds`; 5 s by default).
+    static let quietWindowSeconds = 1.0
+
+    func performAdoptedSteps() throws {
+        guard access(Self.baresipBinary, X_OK) == 0 else {
+            throw DemoFailure("\(Self.baresipBinary) is not installed (apt-get install baresip-core)")
+        }
+        pump.add(try InterruptSignal())
+        step("Start a SIP registrar/proxy on loopback, then voipd with a manifest for baresip")
+        // The registrar first: baresip's manifest names its port, and voipd reads manifests
+        // when it starts.
+        try startRegistrar()
+        try writeBaresipFiles()
+        try writeManifest()
+        try startVoipd()
+        try launchBaresip()
+        try suspendAdopted()
+        calls.append(try call(1))
+        calls.append(try call(2))
+    }
+
+    private func writeBaresipFiles() throws {
+        guard let text = ProcFS.read(Self.baresipTemplate) else { throw DemoFailure("\(Self.baresipTemplate) is missing") }
+        let home = directory + "/baresip"
+        mkdir(home, 0o755)
+        mkdir(directory + "/apps.d", 0o755)
+        let sipPort = try freeSIPPortPair()
+        let configuration = text.replacingOccurrences(of: "@ADDRESS@", with: "127.0.0.1")
+            .replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)").replacingOccurrences(of: "@MODULES@", with: "")
+        try write(configuration, to: home + "/config")
+        // Its log comes to the demo through a FIFO: a manifest's program has no descriptor of
+        // the demo's. Read and written by the demo, so that it never ends.
+        let fifo = directory + "/baresip.log"
+        guard mkfifo(fifo, 0o600) == 0 else { throw Errno.current("mkfifo(\(fifo))") }
+        let log = OutputLines(name: "baresip", reading: try openFile(fifo, flags: O_RDWR))
+        softphoneLog = log
+        pump.add(log)
+        baresipHome = home
+        baresipSIPPort = sipPort
+    }
+
+    /// The manifest voipd launches baresip from: adopted with `sip` (its own SIP port, UDP
+    /// and TCP) and `sip:port=REGISTRAR` (its REGISTER connection), quiet after a second.
+    private func writeManifest() throws {
+        let arguments = ["-c", #"exec "$@" >>\#(directory)/baresip.log 2>&1"#, "sh", Self.baresipBinary, "-f", baresipHome]
+        let quoted = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        let manifest = #"{"command": "/bin/sh", "arguments": [\#(quoted.joined(separator: ", "))], "adopt": ["sip", "sip:port=\#(registrarPort)"], "#
+            + #""quietWindowSeconds": \#(Self.quietWindowSeconds)}"# + "\n"
+        try write(manifest, to: directory + "/apps.d/\(Self.appName).json")
+    }
+
+    private func launchBaresip() throws {
+        guard let voipd else { return }
+        step("Launch baresip, unmodified, under voipd: it does not speak voipd's protocol, voipd adopts it")
+        try write("<sip:\(options.user)@\(sipAddress);transport=tcp>;regint=600;answermode=auto\n", to: baresipHome + "/accounts")
+        say("apps.d/\(Self.appName).json: \"adopt\": [\"sip\", \"sip:port=\(registrarPort)\"], \"quietWindowSeconds\": \(Self.quietWindowSeconds)")
+        launchedAt = WallClock.now
+        let status = try voipd.control.launchManifest(Self.appName)
+        guard let pid = status.pid else { throw DemoFailure("voipd launched baresip but reports no pid: \(status)") }
+        softphone = try SupervisedProcess(pid: pid)
+        tap?.watch(pid)
+        say("voipctl launch \(Self.appName)   (baresip -f \(baresipHome): SIP on 127.0.0.1:\(baresipSIPPort), answering by itself)")
+        say("pid \(pid), state \(status.state.rawValue)")
+        guard let log = softphoneLog else { return }
+        try pump.waitUntil("baresip has registered", timeout: .seconds(15)) { !log.lines(containing: "200 OK").isEmpty }
+        registerConnection = tap?.connections(receiving: .register).first
+        for line in log.lines(containing: "200 OK").prefix(1) { say("baresip: \(line.text)") }
+
+        step("Measure baresip running, with nothing to do, for \(Self.seconds(Self.idleWindow))")
+        let cost = try IdleCost.measure(pid, for: Self.idleWindow, on: pump)
+        running = cost
+        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+    }
+
+    private func suspendAdopted() throws {
+        guard let voipd, let feed, let softphone else { return }
+        step("Move baresip to the background: voipd looks at its sockets, measures it, and suspends it once quiet")
+        let since = WallClock.now
+        backgroundedAt = since
+        try voipd.control.command(.background, Self.appName)
+        say("voipctl background \(Self.appName)")
+        try pump.waitUntil("baresip is suspended", timeout: .seconds(20)) {
+            feed.first(Self.appName, to: "suspended", since: since) != nil
+        }
+        for transition in feed.transitions where transition.app == Self.appName && transition.time >= since {
+            say("\(transition.from) → \(transition.to): \(transition.reason)")
+        }
+        try expectStopped(softphone, "once suspended")
+        let adoption = try voipd.control.app(Self.appName).adoption
+        guard let adoption, !adoption.adopted.isEmpty else {
+            throw DemoFailure("voipd suspended baresip holding none of its sockets: \(adoption.map { "\($0)" } ?? "no adoption")")
+        }
+        adoptedSockets = adoption.adopted
+        adoptionVerdict = adoption.activity
+        say("voipd took copies of its SIP sockets (rules \(adoption.rules.joined(separator: ", "))), and left \(adoption.ignored) alone:")
+        for socket in adoption.adopted { say("  \(socket)") }
+        if let activity = adoption.activity { say("last measurement: \(activity)") }
+
+        step("Measure baresip suspended, for \(Self.seconds(Self.idleWindow)) too")
+        let cost = try IdleCost.measure(softphone.pid, for: Self.idleWindow, on: pump)
+        try expectStopped(softphone, "all along")
+        suspended = cost
+        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+    }
+
+    private func write(_ text: String, to path: String) throws {
+        try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(text.utf8))
+    }
+}
+
+/// The directory part of a path.
+private func parentDirectory(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return String(path[..<slash])
+}

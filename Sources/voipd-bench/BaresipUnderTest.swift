@@ -1,0 +1,94 @@
+import Glibc
+import VoipClient
+import VoipdSystem
+import VoipdTestSupport
+
+/// baresip, unmodified (Debian's baresip-core), as a callee of `voipd-bench sip`: on
+/// 127.0.0.1 at a free port, registering over TCP at the registrar (calls come down that
+/// connection), answering by itself, its audio in memory (`aubridge`). Either unsupervised
+/// (a child of the bench through ``GuardedExec``) or launched by voipd from a manifest that
+/// adopts it; its log comes to the bench on a FIFO (a manifest cannot pass a descriptor).
+/// Configured from Deploy/softphones/baresip.config, as the adoption tests run it.
+final class BaresipUnderTest {
+    let user: String
+    let port: UInt16
+    /// Unsupervised: its pidfd, for ``stop()``. Adopted: nil (voipd ends it).
+    private let process: AppProcessHandle?
+    private let log: ChildLog
+
+    /// Unsupervised: its pid.
+    var pid: pid_t? { process?.pidfd.pid }
+
+    /// Adoption under voipd: the app's name, and the rules (`sip` for its own UDP and TCP
+    /// SIP port, `sip:port=REGISTRAR` for its connection to a registrar off 5060). Quiet
+    /// once a 0.2 s window passes below the default rates: the figures are the latencies,
+    /// not the grace period.
+    static func manifest(binary: String, directory: String, registrarPort: UInt16) -> String {
+        let arguments = ["-c", #"exec "$@" >>\#(directory)/log 2>&1"#, "sh", binary, "-f", directory]
+        let quoted = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        return #"{"command": "/bin/sh", "arguments": [\#(quoted.joined(separator: ", "))], "adopt": ["sip", "sip:port=\#(registrarPort)"], "quietWindowSeconds": 0.2}"# + "\n"
+    }
+
+    /// Writes its configuration into `directory` (made here) and, adopted, the app's
+    /// manifest into `apps` (voipd reads manifests when it starts); then, unsupervised,
+    /// starts it. Adopted, ``launch(_:name:)`` starts it.
+    init(binary: String, directory: String, user: String, registrar: RegistrarUnderTest, adoptedInto apps: String?) throws {
+        self.user = user
+        port = try freeSIPPortPair()
+        mkdir(directory, 0o755)
+        let template = BenchPaths.packageRoot + "/Deploy/softphones/baresip.config"
+        guard let text = ProcFS.read(template) else { throw BenchError("\(template) is missing") }
+        let configuration = text.replacingOccurrences(of: "@ADDRESS@", with: registrar.host)
+            .replacingOccurrences(of: "@SIP_PORT@", with: "\(port)").replacingOccurrences(of: "@MODULES@", with: "")
+        try Self.write(configuration, to: directory + "/config")
+        try Self.write("<sip:\(user)@\(registrar.address);transport=tcp>;regint=600;answermode=auto\n", to: directory + "/accounts")
+        // Read and written by the bench, so that it never sees an end while baresip restarts.
+        let fifo = directory + "/log"
+        guard mkfifo(fifo, 0o600) == 0 else { throw Errno.current("mkfifo(\(fifo))") }
+        log = ChildLog(try openFile(fifo, flags: O_RDWR | O_NONBLOCK))
+        if let apps {
+            mkdir(apps, 0o755)
+            try Self.write(Self.manifest(binary: binary, directory: directory, registrarPort: registrar.port), to: apps + "/\(user).json")
+            process = nil
+        } else {
+            let output = try openFile(fifo, flags: O_WRONLY)
+            let null = try openFile("/dev/null", flags: O_RDONLY)
+            process = AppProcessHandle(try spawn(SpawnRequest(arguments: GuardedExec.wrap([binary, "-f", directory]), environment: currentEnvironment(),
+                                             standardInput: null.rawValue, standardOutput: output.rawValue, standardError: output.rawValue)))
+        }
+    }
+
+    /// Adopted: voipd launches it from its manifest, in the foreground.
+    func launch(_ control: VoipdControl) throws -> pid_t {
+        let status = try control.launchManifest(user)
+        guard let pid = status.pid else { throw BenchError("voipd launched baresip but reports no pid (\(status.state))") }
+        return pid
+    }
+
+    /// Waits for the registrar's 200 OK to its REGISTER.
+    func waitUntilRegistered(milliseconds: Int32) throws {
+        do {
+            try log.waitForLine(containing: "200 OK", milliseconds: milliseconds)
+        } catch {
+            throw BenchError("baresip (\(user)) did not register: \(error); its log ends:\n\(log.tail)")
+        }
+    }
+
+    /// Reads what it has logged without waiting (between calls: a full FIFO would block it).
+    func drain() throws { try log.drain() }
+
+    var logTail: String { log.tail }
+
+    /// Unsupervised: SIGTERM (it unregisters and exits), SIGKILL after 5 s; reaped.
+    func stop() {
+        guard let process else { return }
+        try? process.pidfd.send(SIGTERM)
+        if (try? waitReadable(process.pidfd.descriptor.rawValue, milliseconds: 5000)) != true { try? process.pidfd.send(SIGKILL) }
+        _ = try? process.pidfd.waitForExit()
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(text.utf8))
+    }
+}
+
