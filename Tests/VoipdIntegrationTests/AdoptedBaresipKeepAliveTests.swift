@@ -4,6 +4,7 @@ import Testing
 import VoipClient
 import VoipdProtocol
 import VoipdSystem
+import VoipdTestSupport
 
 private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
 

@@ -4,6 +4,7 @@ import Testing
 import VoipClient
 import VoipdProtocol
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 private let linphonecToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
