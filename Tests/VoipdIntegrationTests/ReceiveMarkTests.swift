@@ -123,7 +123,7 @@ struct ReceiveMarkTests {
         let mark = ReceiveMark.take(of: pair.first)
         #expect(!mark.isEvidence)
         try pair.second.writeAll(Array("x".utf8))
-        var arrived = mark.hasArrivedSince(on: pair.first)
+        let arrived = mark.hasArrivedSince(on: pair.first)
         #expect(!arrived)
     }
 
