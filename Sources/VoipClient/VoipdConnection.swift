@@ -18,7 +18,6 @@ public final class VoipdConnection {
     public let descriptor: FileDescriptor
     public let socketPath: String
     private let codec = WireCodec()
-    private let decoder = JSONDecoder()
     private var nextRequestID: UInt64 = 1
     private var unsolicited: [UnsolicitedMessage] = []
 
@@ -48,7 +47,18 @@ public final class VoipdConnection {
         let deadline = MonotonicInstant.now + timeout
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
-            let header = try decode(ReplyHeader.self, frame.body)
+            // Read once as this request's reply; only a body that is not (an earlier
+            // request's reply, with another result) is read again for its header.
+            let reply: Reply<Result>
+            let header: ReplyHeader
+            do {
+                reply = try codec.decode(Reply<Result>.self, from: frame.body)
+                header = ReplyHeader(id: reply.id, ok: reply.ok, error: reply.error)
+            } catch {
+                header = try decode(ReplyHeader.self, frame.body)
+                guard header.id != id || header.error != nil else { throw VoipdError.unexpected("\(error)") }
+                reply = Reply(id: header.id, error: header.error ?? ProtocolError(.internalError, "no error"))
+            }
             guard header.id == id else {
                 // Request 0: about the connection itself (refused at connect, a frame voipd
                 // could not read), and so about this request.
@@ -58,7 +68,6 @@ public final class VoipdConnection {
                 continue
             }
             if let error = header.error { throw VoipdError.refused(error) }
-            let reply = try decode(Reply<Result>.self, frame.body)
             guard let result = reply.result else { throw VoipdError.unexpected("a reply without a result") }
             guard reply.more == true else { return (result, frame.descriptors) }
             guard var list = result as? any ListResult else { throw VoipdError.unexpected("a continued reply to \(type)") }
@@ -136,6 +145,11 @@ public final class VoipdConnection {
         frame.descriptors.closeAll()
         switch frame.type {
         case .event:
+            do {
+                return unsolicited.append(.event(try codec.decode(EventMessage.self, from: frame.body)))
+            } catch {
+                // Read again below, to tell a kind this library does not know from a bad body.
+            }
             // An event kind this library does not know (a newer voipd) is acknowledged and
             // skipped, so the daemon is not left waiting for it.
             let probe = try decode(EventProbe.self, frame.body)

@@ -27,6 +27,15 @@ public struct Reply<Result: Codable & Sendable>: Codable, Sendable {
         self.result = nil
         self.error = error
     }
+
+    /// Every field as read.
+    init(id: UInt64, ok: Bool, result: Result?, error: ProtocolError?, more: Bool?) {
+        self.id = id
+        self.ok = ok
+        self.result = result
+        self.error = error
+        self.more = more
+    }
 }
 
 /// The request id alone, read before the body's type is known.

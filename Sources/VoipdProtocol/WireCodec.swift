@@ -5,6 +5,8 @@ import Foundation
 public final class WireCodec {
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
+    /// Where ``encodedSize(_:)`` writes, its capacity kept.
+    private var scratch: [UInt8] = []
 
     public init() {
         encoder = JSONEncoder()
@@ -32,11 +34,21 @@ public final class WireCodec {
 
     /// The size of a value's JSON encoding.
     public func encodedSize(_ value: some Encodable) -> Int {
-        (try? encoder.encode(value).count) ?? 0
+        if let direct = value as? any DirectJSONEncodable {
+            scratch.removeAll(keepingCapacity: true)
+            direct.appendJSON(to: &scratch)
+            return scratch.count
+        }
+        return (try? encoder.encode(value).count) ?? 0
     }
 
-    /// Decodes a body; malformed JSON is a `badRequest`.
+    /// Decodes a body; malformed JSON is a `badRequest`. Bodies of the request path in the
+    /// plain form clients write are read directly (``DirectJSONDecodable``); anything else,
+    /// and everything that is not valid, goes to JSONDecoder.
     public func decode<T: Decodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
+        if let direct = T.self as? any DirectJSONDecodable.Type, let value = DirectJSONReader.decode(direct, from: body) as? T {
+            return value
+        }
         do {
             return try decoder.decode(T.self, from: Data(body))
         } catch let error as DecodingError {

@@ -14,9 +14,14 @@ final class DaemonUnderTest {
     private let notifyPath: String
     private var stopped = false
 
+    /// Spawned → READY=1 received, in nanoseconds.
+    private(set) var startNanoseconds: UInt64 = 0
+
     /// Starts voipd with `arguments` besides the bench's own. It inherits the calling
-    /// thread's CPU affinity, and so do its apps.
-    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = []) throws {
+    /// thread's CPU affinity, and so do its apps. `guarded`: through ``GuardedExec``
+    /// (SIGTERM if the bench dies), which adds the bench's own start to the time; the
+    /// start-up benchmark runs it directly.
+    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = [], guarded: Bool = true) throws {
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
         let notifyPath = directory + "/notify.sock"
@@ -30,9 +35,10 @@ final class DaemonUnderTest {
         // and /etc/voipd/apps.d when voipd is installed.
         let configuration = directory + "/voipd.json"
         try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(configurationText.utf8))
-        let command = GuardedExec.wrap([binary, "--socket", socketPath, "--log-level", "warning",
-                                        "--config", configuration, "--apps-directory", directory + "/apps.d"] + arguments)
-        let pid = try spawnProcess(SpawnRequest(arguments: command, environment: environment,
+        let command = [binary, "--socket", socketPath, "--log-level", "warning",
+                       "--config", configuration, "--apps-directory", directory + "/apps.d"] + arguments
+        let started = MonotonicInstant.now
+        let pid = try spawnProcess(SpawnRequest(arguments: guarded ? GuardedExec.wrap(command) : command, environment: environment,
                                                 standardOutput: logFile.rawValue, standardError: logFile.rawValue))
         process = try PidFd(pid: pid)
         let deadline = MonotonicInstant.now + .seconds(20)
@@ -51,6 +57,7 @@ final class DaemonUnderTest {
             let message = try notify.read(upTo: 4096)
             if String(decoding: message, as: UTF8.self).split(separator: "\n").contains("READY=1") { break }
         }
+        startNanoseconds = MonotonicInstant.now.nanoseconds - started.nanoseconds
     }
 
     deinit { stop() }

@@ -10,8 +10,12 @@ struct FloorProgram {
     static func build(_ name: String, shared: String, into directory: String) throws -> FloorProgram {
         let source = shared + "/bench/\(name).c"
         guard access(source, R_OK) == 0 else { throw BenchError("no \(source): pass --shared PATH (the directory holding bench/)") }
-        let binary = directory + "/\(name)"
-        let status = try runToCompletion(["gcc", "-O2", "-Wall", "-o", binary, source, "-lm"], output: 2)
+        return try compile(source, into: directory + "/\(name)")
+    }
+
+    /// `gcc -O2 -Wall -o BINARY SOURCE LIBRARIES -lm`.
+    static func compile(_ source: String, into binary: String, libraries: [String] = []) throws -> FloorProgram {
+        let status = try runToCompletion(["gcc", "-O2", "-Wall", "-o", binary, source] + libraries + ["-lm"], output: 2)
         guard status == .exited(0) else { throw BenchError("gcc could not build \(source): \(status)") }
         return FloorProgram(binary: binary)
     }

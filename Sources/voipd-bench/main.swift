@@ -8,6 +8,9 @@ import Glibc
 //   voipd-bench hibernate [OPTIONS] a stopped app paged out into zram or a swap file, and woken
 //   voipd-bench softphones [OPTIONS] unmodified baresip and linphonec: idle and in-call cost
 //   voipd-bench freeze [OPTIONS]   the cgroup freezer's thaw, freeze and confirmation against its floor
+//   voipd-bench register [OPTIONS] registerSocket and retrieveSocket against the floor and s6-fdholderd
+//   voipd-bench codec [OPTIONS]    what encoding and decoding the request path's messages costs
+//   voipd-bench startup [OPTIONS]  voipd's start to READY=1 and memory, voipctl's run, against s6
 // Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
 // `guarded-exec` starts voipd and the floor; `freeze-child` is a child of the freeze benchmark.
 
@@ -18,6 +21,9 @@ usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench hibernate [OPTIONS]  (voipd-bench hibernate --help for the options)
        voipd-bench softphones [OPTIONS] (voipd-bench softphones --help for the options)
        voipd-bench freeze [OPTIONS]     (voipd-bench freeze --help for the options)
+       voipd-bench register [OPTIONS]   (voipd-bench register --help for the options)
+       voipd-bench codec [OPTIONS]      (voipd-bench codec --help for the options)
+       voipd-bench startup [OPTIONS]    (voipd-bench startup --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -28,6 +34,9 @@ case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
 case "hibernate": exit(HibernateBenchmark.main(Array(arguments.dropFirst())))
 case "softphones": exit(SoftphonesBenchmark.main(Array(arguments.dropFirst())))
 case "freeze": exit(FreezeBenchmark.main(Array(arguments.dropFirst())))
+case "register": exit(RegisterBenchmark.main(Array(arguments.dropFirst())))
+case "codec": exit(CodecBenchmark.main(Array(arguments.dropFirst())))
+case "startup": exit(StartupBenchmark.main(Array(arguments.dropFirst())))
 case "freeze-child": exit(FreezeChild.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
 case "memory-app": exit(MemoryApp.main(Array(arguments.dropFirst())))

@@ -1,0 +1,244 @@
+import VoipdVocabulary
+
+// The request path's messages, written and read directly (DirectJSON.swift,
+// DirectJSONReader.swift): an app's socket requests and acknowledgements, their replies, the
+// events apps decode on every wake, and the `sockets` listing. Keys are written in sorted
+// order and nil optionals left out, as JSONEncoder does with `.sortedKeys`.
+
+extension SocketNameRequest: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("id", id)
+            json.field("name", name)
+        }
+    }
+
+    private static let keys: [StaticString] = ["id", "name"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var id: UInt64?
+        var name: String?
+        guard reader.object(keys: Self.keys, { key, reader in
+            switch key {
+            case 0: id = reader.integer()
+            default: name = reader.string()
+            }
+            return key == 0 ? id != nil : name != nil
+        }), let id, let name else { return nil }
+        self.init(id: id, name: name)
+    }
+}
+
+extension AcknowledgeMessage: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("event", event)
+        }
+    }
+
+    private static let keys: [StaticString] = ["event"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var event: UInt64?
+        guard reader.object(keys: Self.keys, { _, reader in
+            event = reader.integer()
+            return event != nil
+        }), let event else { return nil }
+        self.init(event: event)
+    }
+}
+
+extension RequestID: DirectJSONDecodable {
+    private static let keys: [StaticString] = ["id"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var id: UInt64??
+        guard reader.object(keys: Self.keys, { _, reader in
+            id = reader.optional { $0.integer(UInt64.self) }
+            return id != nil
+        }) else { return nil }
+        self.init(id: id ?? nil)
+    }
+}
+
+extension EmptyResult: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        output.append(UInt8(ascii: "}"))
+    }
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        guard reader.object(keys: [], { _, _ in false }) else { return nil }
+        self.init()
+    }
+}
+
+extension BackgroundTaskResult: DirectJSONEncodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("task", task)
+        }
+    }
+}
+
+extension ProtocolError: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("code", code.rawValue)
+            json.field("message", message)
+        }
+    }
+
+    private static let keys: [StaticString] = ["code", "message"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var code: String?
+        var message: String?
+        guard reader.object(keys: Self.keys, { key, reader in
+            if key == 0 { code = reader.string() } else { message = reader.string() }
+            return key == 0 ? code != nil : message != nil
+        }), let code, let message else { return nil }
+        // As init(from:) reads a code this version does not know.
+        if let known = Code(rawValue: code) {
+            self.init(known, message)
+        } else {
+            self.init(.internalError, "\(code): \(message)")
+        }
+    }
+}
+
+extension HeldSocketStatus: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("app", app)
+            json.field("bytesAvailable", bytesAvailable)
+            if let connectionsWaiting { json.field("connectionsWaiting", connectionsWaiting) }
+            json.field("kind", kind)
+            json.field("name", name)
+            json.field("peerClosed", peerClosed)
+            json.field("registeredAt", registeredAt)
+            if let role { json.field("role", role) }
+            json.field("watching", watching)
+        }
+    }
+
+    private static let keys: [StaticString] = ["app", "bytesAvailable", "kind", "name", "peerClosed", "registeredAt", "watching",
+                                               "role", "connectionsWaiting"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var app: String?, name: String?, kind: String?
+        var bytesAvailable: Int?
+        var peerClosed: Bool?, watching: Bool?
+        var registeredAt: Double?
+        var role: String??, connectionsWaiting: Int??
+        guard reader.object(keys: Self.keys, { key, reader in
+            switch key {
+            case 0: app = reader.string(); return app != nil
+            case 1: bytesAvailable = reader.integer(); return bytesAvailable != nil
+            case 2: kind = reader.string(); return kind != nil
+            case 3: name = reader.string(); return name != nil
+            case 4: peerClosed = reader.bool(); return peerClosed != nil
+            case 5: registeredAt = reader.double(); return registeredAt != nil
+            case 6: watching = reader.bool(); return watching != nil
+            case 7: role = reader.optional { $0.string() }; return role != nil
+            default: connectionsWaiting = reader.optional { $0.integer(Int.self) }; return connectionsWaiting != nil
+            }
+        }), let app, let name, let kind, let bytesAvailable, let peerClosed, let watching, let registeredAt else { return nil }
+        self.init(app: app, name: name, kind: kind, role: role ?? nil, bytesAvailable: bytesAvailable, connectionsWaiting: connectionsWaiting ?? nil,
+                  peerClosed: peerClosed, watching: watching, registeredAt: registeredAt)
+    }
+}
+
+extension SocketResult: DirectJSONEncodable, DirectJSONDecodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("socket", socket)
+        }
+    }
+
+    private static let keys: [StaticString] = ["socket"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var socket: HeldSocketStatus?
+        guard reader.object(keys: Self.keys, { _, reader in
+            socket = HeldSocketStatus(directJSON: &reader)
+            return socket != nil
+        }), let socket else { return nil }
+        self.init(socket: socket)
+    }
+}
+
+extension SocketsResult: DirectJSONEncodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("sockets", sockets)
+        }
+    }
+}
+
+extension EventsResult: DirectJSONEncodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            json.field("transitions", transitions)
+        }
+    }
+}
+
+extension EventMessage: DirectJSONDecodable {
+    private static let keys: [StaticString] = ["event", "kind", "socket", "bytesAvailable", "peerClosed", "state", "reason",
+                                               "connectionsWaiting"]
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var event: UInt64?
+        var kind: AppEventKind?
+        var socket: String??, bytesAvailable: Int??, peerClosed: Bool??, connectionsWaiting: Int??
+        var state: AppState?
+        var reason: String?
+        guard reader.object(keys: Self.keys, { key, reader in
+            switch key {
+            case 0: event = reader.integer(); return event != nil
+            case 1: kind = reader.rawValue(); return kind != nil
+            case 2: socket = reader.optional { $0.string() }; return socket != nil
+            case 3: bytesAvailable = reader.optional { $0.integer(Int.self) }; return bytesAvailable != nil
+            case 4: peerClosed = reader.optional { $0.bool() }; return peerClosed != nil
+            case 5: state = reader.rawValue(); return state != nil
+            case 6: reason = reader.string(); return reason != nil
+            default: connectionsWaiting = reader.optional { $0.integer(Int.self) }; return connectionsWaiting != nil
+            }
+        }), let event, let kind, let state, let reason else { return nil }
+        self.init(event: event, kind: kind, socket: socket ?? nil, bytesAvailable: bytesAvailable ?? nil, peerClosed: peerClosed ?? nil,
+                  connectionsWaiting: connectionsWaiting ?? nil, state: state, reason: reason)
+    }
+}
+
+extension Reply: DirectJSONEncodable where Result: DirectJSONEncodable {
+    public func appendJSON(to output: inout [UInt8]) {
+        JSONAppender.object(into: &output) { json in
+            if let error { json.field("error", error) }
+            json.field("id", id)
+            if let more { json.field("more", more) }
+            json.field("ok", ok)
+            if let result { json.field("result", result) }
+        }
+    }
+}
+
+extension Reply: DirectJSONDecodable where Result: DirectJSONDecodable {
+    private static var keys: [StaticString] { ["id", "ok", "result", "error", "more"] }
+
+    init?(directJSON reader: inout DirectJSONReader) {
+        var id: UInt64?
+        var ok: Bool?
+        var result: Result??, error: ProtocolError??, more: Bool??
+        guard reader.object(keys: Self.keys, { key, reader in
+            switch key {
+            case 0: id = reader.integer(); return id != nil
+            case 1: ok = reader.bool(); return ok != nil
+            case 2: result = reader.optional { Result(directJSON: &$0) }; return result != nil
+            case 3: error = reader.optional { ProtocolError(directJSON: &$0) }; return error != nil
+            default: more = reader.optional { $0.bool() }; return more != nil
+            }
+        }), let id, let ok else { return nil }
+        self.init(id: id, ok: ok, result: result ?? nil, error: error ?? nil, more: more ?? nil)
+    }
+}

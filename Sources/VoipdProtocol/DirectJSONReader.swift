@@ -1,0 +1,206 @@
+/// A body decoded without Foundation's `JSONDecoder` when it is in the plain form every
+/// client writes, because `JSONDecoder` costs 2 µs for a two-field request and 8 µs for a
+/// reply holding a socket's status (`voipd-bench codec`; docs/BENCHMARKS.md). `nil` means
+/// "not that form" (escapes, non-ASCII that is not valid UTF-8, exotic numbers, unknown or
+/// repeated keys, a value of the wrong type…), never "invalid": ``WireCodec`` then decodes
+/// the body with `JSONDecoder`, which accepts or refuses it and says why. So a body either
+/// decodes here to exactly what `JSONDecoder` makes of it, or is left to `JSONDecoder`
+/// (tests and the fuzz target hold the two to that).
+protocol DirectJSONDecodable: Decodable {
+    init?(directJSON reader: inout DirectJSONReader)
+}
+
+/// Reads JSON in a strict subset: objects of known keys, strings without escapes, integers
+/// without fraction or exponent, plain decimal numbers, booleans, null; whitespace anywhere
+/// JSON allows it. Every read returns nil (and the reader is done) at anything else.
+struct DirectJSONReader {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// Decodes a whole body (nothing but whitespace after the value), or nil.
+    static func decode<T: DirectJSONDecodable>(_ type: T.Type, from body: ArraySlice<UInt8>) -> T? {
+        body.withUnsafeBufferPointer { buffer in
+            var reader = DirectJSONReader(buffer)
+            guard let value = T(directJSON: &reader) else { return nil }
+            reader.skipSpace()
+            return reader.index == buffer.count ? value : nil
+        }
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0a, 0x0d: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Consumes `byte` (after whitespace) if it is next.
+    private mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// Consumes a literal such as `true` if it is next.
+    private mutating func take(_ word: StaticString) -> Bool {
+        skipSpace()
+        return word.withUTF8Buffer { word in
+            guard bytes.count - index >= word.count, zip(bytes[index..<index + word.count], word).allSatisfy({ $0 == $1 }) else {
+                return false
+            }
+            index += word.count
+            return true
+        }
+    }
+
+    /// Reads an object: `field` is called with the index in `keys` of each known key, the
+    /// reader at its value; it reads the value and returns false if it cannot. The values of
+    /// unknown keys are skipped (read and dropped, as JSONDecoder ignores them); a repeated known
+    /// key, or anything but an object, is false.
+    mutating func object(keys: [StaticString], _ field: (Int, inout DirectJSONReader) -> Bool) -> Bool {
+        guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
+        if take(UInt8(ascii: "}")) { return true }
+        var seen: UInt64 = 0
+        repeat {
+            guard let key = rawString(), take(UInt8(ascii: ":")) else { return false }
+            if let found = keys.firstIndex(where: { name in
+                name.withUTF8Buffer { $0.count == key.count && zip($0, key).allSatisfy { $0 == $1 } }
+            }) {
+                guard seen & (1 << found) == 0, field(found, &self) else { return false }
+                seen |= 1 << found
+            } else {
+                guard String(validating: key, as: UTF8.self) != nil, skipValue() else { return false }
+            }
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}"))
+    }
+
+    private static let maximumDepth = 32
+    private var depth = 0
+
+    /// Reads any value of the subset and drops it.
+    private mutating func skipValue() -> Bool {
+        skipSpace()
+        guard index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "\""): return string() != nil
+        case UInt8(ascii: "{"): return object(keys: []) { _, _ in false }
+        case UInt8(ascii: "["):
+            guard depth < Self.maximumDepth else { return false }
+            depth += 1
+            defer { depth -= 1 }
+            index += 1
+            if take(UInt8(ascii: "]")) { return true }
+            repeat {
+                guard skipValue() else { return false }
+            } while take(UInt8(ascii: ","))
+            return take(UInt8(ascii: "]"))
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return bool() != nil
+        case UInt8(ascii: "n"): return null()
+        default: return double() != nil
+        }
+    }
+
+    /// The bytes of a string without escapes or control characters.
+    private mutating func rawString() -> UnsafeBufferPointer<UInt8>? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<index - 1])
+            }
+            guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    mutating func string() -> String? {
+        guard let raw = rawString() else { return nil }
+        // Invalid UTF-8 is JSONDecoder's to refuse.
+        return String(validating: raw, as: UTF8.self)
+    }
+
+    mutating func bool() -> Bool? {
+        if take("true") { return true }
+        if take("false") { return false }
+        return nil
+    }
+
+    /// Whether `null` is next (consumed if so).
+    mutating func null() -> Bool { take("null") }
+
+    /// An integer in `T`'s range, written without fraction or exponent.
+    mutating func integer<T: FixedWidthInteger>(_: T.Type = T.self) -> T? {
+        skipSpace()
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let start = index
+        var magnitude: UInt64 = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            magnitude = sum
+            index += 1
+        }
+        let count = index - start
+        // No digits, a leading zero, or a fraction or exponent following: not this form.
+        guard count > 0, count == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            return nil
+        }
+        if negative {
+            guard T.isSigned, magnitude != 0, magnitude - 1 <= UInt64(T.max) else { return nil }
+            return T(truncatingIfNeeded: 0 &- magnitude)
+        }
+        return T(exactly: magnitude)
+    }
+
+    /// A number in JSON's grammar (`-? int frac? exp?`), as Double reads it.
+    mutating func double() -> Double? {
+        skipSpace()
+        let start = index
+        func digits() -> Int {
+            let first = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            return index - first
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let integerStart = index
+        let integerDigits = digits()
+        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return nil }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return nil }
+        }
+        guard let value = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)),
+              value.isFinite else { return nil }
+        return value
+    }
+
+    /// A string that is one of `T`'s raw values.
+    mutating func rawValue<T: RawRepresentable<String>>(_: T.Type = T.self) -> T? {
+        string().flatMap(T.init(rawValue:))
+    }
+
+    /// A value that may be `null`: `.some(nil)` for null, `.some(value)`, or nil when neither.
+    mutating func optional<T>(_ read: (inout DirectJSONReader) -> T?) -> T?? {
+        if null() { return .some(nil) }
+        return read(&self).map { .some($0) }
+    }
+}

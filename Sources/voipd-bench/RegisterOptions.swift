@@ -1,0 +1,54 @@
+/// The options of `voipd-bench register`.
+struct RegisterOptions {
+    var roundTrips = 10_000
+    var batch = 64
+    var placements: [CPUPlacement] = [.oneCPU]
+    var runs = 3
+    var json = false
+    var voipd: String?
+    var shared = BenchPaths.defaultShared
+
+    static let usage = """
+    usage: voipd-bench register [--round-trips N] [--batch N] [--cpu C,C,...] [--runs N] [--json]
+                                [--voipd PATH] [--shared PATH]
+
+    registerSocket and retrieveSocket round trips: an app's request with one descriptor and
+    voipd's reply, and a request and the reply carrying one descriptor, through VoipClient's
+    VoipdConnection as an app makes them. Beside them, in the same run with the same
+    placement: the kernel's floor (SHARED/bench/fdpass_floor.c: a request → a reply with one
+    descriptor over SOCK_SEQPACKET) and s6-fdholderd's store and retrieve, driven in-process
+    through libs6 (Benchmarks/s6_fdholder_client.c, built with gcc when libs6-dev is
+    installed; the report says so when it is not).
+
+      --round-trips N   timed round trips of each kind per run (default 10000), after
+                        min(N/10, 200) warm-up
+      --batch N         names registered before they are retrieved and released (default
+                        64, voipd's default socketQuota; s6 stores as many identifiers)
+      --cpu LIST        CPU placements (default 1): 0 scheduler's choice, 1 everything on
+                        CPU 0, 2 the daemons on CPU 0 and the clients on CPU 1
+      --runs N          alternate N runs of the floor, voipd and s6; report the medians (default 3)
+      --json            one JSON object per line
+      --voipd PATH      the voipd binary (default: build it beside this bench)
+      --shared PATH     the directory holding bench/fdpass_floor.c (default: ../shared next
+                        to the package)
+    """
+
+    static func parse(_ arguments: [String]) throws -> RegisterOptions {
+        var options = RegisterOptions()
+        var reader = OptionReader(arguments)
+        while let argument = reader.next() {
+            switch argument {
+            case "--round-trips": options.roundTrips = try reader.integer(argument, in: 1...1_000_000)
+            case "--batch": options.batch = try reader.integer(argument, in: 1...253)
+            case "--runs": options.runs = try reader.integer(argument, in: 1...99)
+            case "--cpu": options.placements = try reader.list(argument) { Int($0).flatMap(CPUPlacement.init(rawValue:)) }
+            case "--json": options.json = true
+            case "--voipd": options.voipd = try reader.value(argument)
+            case "--shared": options.shared = try reader.value(argument)
+            case "-h", "--help": throw WakeOptions.UsageError(description: "")
+            default: throw WakeOptions.UsageError(description: "unknown option \(argument)")
+            }
+        }
+        return options
+    }
+}

@@ -1,0 +1,151 @@
+import Glibc
+import VoipdSystem
+import VoipdTestSupport
+import VoipdVocabulary
+
+/// `voipd-bench startup`: how long voipd takes from being spawned to READY=1 and what it
+/// holds in memory then, beside s6-fdholderd (spawned → its readiness newline); and voipctl
+/// asking a running voipd for its status, beside s6-fdholder-list asking s6-fdholderd for
+/// its list: spawned → exited, and the peak resident memory.
+enum StartupBenchmark {
+    struct Options {
+        var runs = 20
+        var cpu: Int? = 0
+        var voipd: String?
+        var voipctl: String?
+        var json = false
+    }
+
+    static let usage = """
+    usage: voipd-bench startup [--runs N] [--cpu N|any] [--voipd PATH] [--voipctl PATH] [--json]
+
+    Start-up and memory at start, medians of N alternating runs (default 20), everything on
+    CPU N (default 0; `any`: the scheduler's choice):
+      voipd          spawned → READY=1 on its notify socket; VmRSS then
+      s6-fdholderd   `s6-fdholder-daemon -1`: spawned → its readiness newline; VmRSS then
+      voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
+                     RSS (run again under GNU time, /usr/bin/time)
+      s6-fdholder-list  the same against a running s6-fdholderd
+    Measure the programs as installed: a release build with --static-swift-stdlib, as
+    Deploy/build-deb.sh packages them (--voipd, --voipctl); by default the voipd built
+    beside this bench and the voipctl next to it.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        runSubcommand("startup", usage: usage, arguments: arguments, parse: parse, run: run)
+    }
+
+    private static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var reader = OptionReader(arguments)
+        while let argument = reader.next() {
+            switch argument {
+            case "--runs": options.runs = try reader.integer(argument, in: 1...1000)
+            case "--cpu":
+                let text = try reader.value(argument)
+                guard text == "any" || Int(text) != nil else { throw WakeOptions.UsageError(description: "--cpu needs a CPU number or any") }
+                options.cpu = Int(text)
+            case "--voipd": options.voipd = try reader.value(argument)
+            case "--voipctl": options.voipctl = try reader.value(argument)
+            case "--json": options.json = true
+            case "-h", "--help": throw WakeOptions.UsageError(description: "")
+            default: throw WakeOptions.UsageError(description: "unknown option \(argument)")
+            }
+        }
+        return options
+    }
+
+    /// One program's samples: time in µs, memory in KiB.
+    struct Samples {
+        var microseconds: [Double] = []
+        var kilobytes: [Double] = []
+    }
+
+    private static func run(_ options: Options) throws {
+        let voipd = try options.voipd ?? BenchPaths.buildVoipd()
+        let voipctl = options.voipctl ?? parentDirectory(voipd) + "/voipctl"
+        guard access(voipctl, X_OK) == 0 else { throw BenchError("no voipctl at \(voipctl): build it or pass --voipctl PATH") }
+        let s6 = S6FdholderUnderTest.unavailableReason
+        if let s6 { progress("s6-fdholderd not measured: \(s6)") }
+        try pinCurrentThread(to: options.cpu)
+        progress("load average \(WakeBenchmark.loadAverage())")
+        var daemon = Samples(), holder = Samples(), client = Samples(), lister = Samples()
+        for _ in 0..<options.runs {
+            let directory = try TemporaryDirectory("voipd-bench")
+            let started = try DaemonUnderTest(binary: voipd, directory: directory.path, guarded: false)
+            daemon.microseconds.append(Double(started.startNanoseconds) / 1000)
+            daemon.kilobytes.append(Double(residentKilobytes(started.pid)))
+            started.stop()
+            if s6 == nil {
+                let started = try S6FdholderUnderTest(directory: directory.path, guarded: false)
+                holder.microseconds.append(Double(started.startNanoseconds) / 1000)
+                holder.kilobytes.append(Double(residentKilobytes(started.pid)))
+                started.stop()
+            }
+        }
+        let directory = try TemporaryDirectory("voipd-bench")
+        let running = try DaemonUnderTest(binary: voipd, directory: directory.path)
+        defer { running.stop() }
+        let runningHolder = s6 == nil ? try S6FdholderUnderTest(directory: directory.path) : nil
+        defer { runningHolder?.stop() }
+        for _ in 0..<options.runs {
+            let (time, peak) = try timedRun([voipctl, "--socket", running.socketPath, "status"], directory: directory.path)
+            client.microseconds.append(time)
+            client.kilobytes.append(peak)
+            if let runningHolder {
+                let (time, peak) = try timedRun(["/usr/bin/s6-fdholder-list", runningHolder.socketPath], directory: directory.path)
+                lister.microseconds.append(time)
+                lister.kilobytes.append(peak)
+            }
+        }
+        report("voipd", daemon, against: "s6-fdholderd", holder, what: "start → ready", memory: "RSS at ready", json: options.json)
+        report("voipctl status", client, against: "s6-fdholder-list", lister, what: "spawned → exited", memory: "peak RSS", json: options.json)
+        progress("done; load average \(WakeBenchmark.loadAverage())")
+    }
+
+    private static func report(_ name: String, _ ours: Samples, against other: String, _ theirs: Samples, what: String, memory: String, json: Bool) {
+        let time = median(ours.microseconds), kb = median(ours.kilobytes)
+        let theirTime = median(theirs.microseconds), theirKB = median(theirs.kilobytes)
+        if json {
+            FreezeBenchmark.emit(jsonObject([
+                ("test", "\"startup\""), ("program", "\"\(name)\""), ("runs", "\(ours.microseconds.count)"),
+                ("us", fixed(time, 0)), ("rss_kb", fixed(kb, 0)), ("other", "\"\(other)\""),
+                ("other_us", fixed(theirTime, 0)), ("other_rss_kb", fixed(theirKB, 0)), ("ratio", fixed(time / theirTime, 2)),
+                ("us_min", fixed(ours.microseconds.min() ?? .nan, 0)), ("other_us_min", fixed(theirs.microseconds.min() ?? .nan, 0)),
+            ]))
+        } else {
+            FreezeBenchmark.emit("\(name): \(what) p50 \(fixed(time / 1000, 2)) ms (min \(fixed((ours.microseconds.min() ?? .nan) / 1000, 2))), "
+                + "\(memory) \(fixed(kb / 1024, 1)) MiB | \(other): p50 \(fixed(theirTime / 1000, 2)) ms "
+                + "(min \(fixed((theirs.microseconds.min() ?? .nan) / 1000, 2))), \(fixed(theirKB / 1024, 1)) MiB | ratio \(fixed(time / theirTime, 2))")
+        }
+    }
+
+    /// Runs a command to its end, output discarded: µs from spawn to exit; then again under
+    /// GNU time for its peak RSS in KiB (a child of this bench would count the bench's own
+    /// memory, which it shares until it executes: time's child starts from time's ~1 MiB).
+    private static func timedRun(_ command: [String], directory: String) throws -> (Double, Double) {
+        let started = MonotonicInstant.now
+        try runQuietly(command)
+        let elapsed = Double(MonotonicInstant.now.nanoseconds - started.nanoseconds) / 1000
+        let report = directory + "/time.out"
+        try runQuietly(["/usr/bin/time", "-f", "%M", "-o", report] + command)
+        guard let peak = Double((ProcFS.read(report) ?? "").split(separator: "\n").last ?? "") else {
+            throw BenchError("no peak RSS from /usr/bin/time for \(command.joined(separator: " "))")
+        }
+        return (elapsed, peak)
+    }
+
+    private static func runQuietly(_ command: [String]) throws {
+        let null = try openFile("/dev/null", flags: O_WRONLY)
+        let pid = try spawnProcess(SpawnRequest(arguments: command, environment: currentEnvironment(), standardOutput: null.rawValue))
+        let status = try PidFd(pid: pid).waitForExit()
+        guard status == .exited(0) else { throw BenchError("\(command.joined(separator: " ")) failed: \(status)") }
+    }
+
+    /// VmRSS of a running process, in KiB.
+    static func residentKilobytes(_ pid: pid_t) -> Int {
+        let status = ProcFS.read("/proc/\(pid)/status") ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}
