@@ -10,6 +10,8 @@
 #   Tests/Fuzz/run.sh all SECONDS       every target in turn (what CI runs)
 #   Tests/Fuzz/run.sh TARGET FILE...    run TARGET on saved inputs (a finding, to reproduce it)
 #   Tests/Fuzz/run.sh --seeds           rewrite each corpus's seeds from the code's own encoders
+#   Tests/Fuzz/run.sh --typecheck       type-check every harness against the debug build
+#                                       (`swift build`): seconds, where the fuzz build takes minutes
 #
 # The code under test is built by SwiftPM with -sanitize=fuzzer,address (coverage
 # instrumentation and AddressSanitizer) in .build-fuzz; each target's harness is linked
@@ -137,6 +139,25 @@ fuzz() {
     rm -f "$log"
 }
 
+# CI runs this right after its first `swift build`, so a change that breaks a harness fails
+# there, not after the whole suite and the release and fuzz builds.
+typecheck() {
+    local built module kind sources target
+    local flags=()
+    built=$(swift build --show-bin-path)
+    while read -r module kind sources; do
+        if [ "$kind" = ClangTarget ]; then
+            flags+=(-Xcc "-fmodule-map-file=$built/$module.build/module.modulemap")
+        fi
+    done < <(modules)
+    for target in "${targets[@]}"; do
+        # shellcheck disable=SC2046
+        swiftc -typecheck -parse-as-library -swift-version 6 -module-name VoipdFuzz -I "$built/Modules" "${flags[@]}" \
+            "$harness/Common/"*.swift $(sources "$target")
+    done
+    echo "== the harnesses of ${targets[*]} type-check against $built"
+}
+
 seeds() {
     local target
     for target in "${targets[@]}"; do
@@ -149,6 +170,7 @@ seeds() {
 
 case "${1:-}" in
     --seeds) seeds ;;
+    --typecheck) typecheck ;;
     all)
         seconds=${2:?"usage: $0 all SECONDS"}
         failed=()
@@ -161,7 +183,7 @@ case "${1:-}" in
             exit 1
         fi
         ;;
-    "" | -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    "" | -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     *)
         target=$1
         shift
