@@ -53,7 +53,7 @@ let package = Package(
         // The client library for apps and for voipctl.
         .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
-        .target(name: "SIP"),
+        .target(name: "SIP", dependencies: ["VoipdSystem"]),
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
         .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdVocabulary", "VoipdSystem"]),

@@ -54,6 +54,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let connectionReset = Errno(ECONNRESET)
     /// ECONNABORTED.
     public static let connectionAbort = Errno(ECONNABORTED)
+    /// EPROTO: a protocol error, as `accept` reports a connection that failed before it was taken.
+    public static let protocolError = Errno(EPROTO)
     /// ENOTCONN.
     public static let socketNotConnected = Errno(ENOTCONN)
     /// EADDRINUSE.

@@ -147,6 +147,11 @@ public enum Socket {
         return fd
     }
 
+    /// Turns Nagle's algorithm off on a TCP socket (`TCP_NODELAY`).
+    public static func setNoDelay(_ fd: borrowing FileDescriptor) throws(Errno) {
+        try setIntOption(fd, CInt(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
+    }
+
     /// The path a Unix socket is bound to (`getsockname`); nil for an unbound or abstract one.
     public static func unixPath(of fd: borrowing FileDescriptor) throws(Errno) -> String? {
         let address = try boundAddress(of: fd, into: sockaddr_un())

@@ -1,5 +1,6 @@
 import Glibc
 import SIP
+import VoipdSystem
 
 /// The softphone's listening TCP socket (`--listen`): where a registrar that does not reuse
 /// the phone's own connection opens a new one to deliver a request. The object owns the
@@ -9,7 +10,8 @@ import SIP
 /// vanished cannot block: voipd, which may hold a duplicate (and shares the file status
 /// flags), only watches a listening socket and never accepts on it.
 final class TCPListener {
-    let fd: Int32
+    let descriptor: FileDescriptor
+    var fd: Int32 { descriptor.rawValue }
     /// The address it listens on, with the port the kernel chose for port 0.
     let localAddress: SIPSocketAddress
 
@@ -31,44 +33,42 @@ final class TCPListener {
             close(fd)
             throw error
         }
-        self.fd = fd
+        descriptor = FileDescriptor(adopting: fd)
     }
 
     /// Takes ownership of a listening socket (one voipd handed back).
     init(adopting fd: Int32) throws(NetworkError) {
-        self.fd = fd
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        descriptor = FileDescriptor(adopting: fd)
         do {
+            try descriptor.setNonBlocking()
             localAddress = try SIPSocketAddress.of(socket: fd)
         } catch {
-            close(fd)
             throw NetworkError("getsockname", reason: "\(error)")
         }
     }
-
-    deinit { close(fd) }
 
     /// Accepts every connection waiting now, with Nagle's algorithm off.
     func acceptPending() throws(NetworkError) -> [TCPConnection] {
         var accepted: [TCPConnection] = []
         while true {
-            // Glibc's module has no accept4; the softphone runs no other thread that could
-            // exec between the accept and the fcntl.
-            let connection = accept(fd, nil, nil)
-            guard connection >= 0 else {
-                switch errno {
-                // Gone before it was accepted, or taken meanwhile: nothing to accept.
-                case EAGAIN, EWOULDBLOCK, ECONNABORTED, EINTR, EPROTO: return accepted
-                default: throw NetworkError("accept")
-                }
+            // Close-on-exec from the start (accept4), and blocking, like the connections the
+            // softphone opens itself.
+            let connection: FileDescriptor
+            do throws(Errno) {
+                guard case .processed(let next) = try Socket.accept(descriptor, nonBlocking: false) else { return accepted }
+                connection = next
+            } catch .protocolError {
+                // Gone before it was accepted: nothing to accept now.
+                return accepted
+            } catch {
+                throw NetworkError(error.call, errno: error.rawValue)
             }
-            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            // Blocking, like the connections the softphone opens itself (a connection does
-            // not inherit the listener's O_NONBLOCK on Linux; said here to be sure).
-            _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
-            var yes: Int32 = 1
-            setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            accepted.append(TCPConnection(adopting: connection))
+            do {
+                try Socket.setNoDelay(connection)
+            } catch {
+                throw NetworkError(error.call, errno: error.rawValue)
+            }
+            accepted.append(TCPConnection(adopting: connection.release()))
         }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VoipdSystem
 
 /// Thin wrappers over the IPv4 TCP socket calls the registrar (and tests) need.
 enum SIPSocket {
@@ -40,21 +41,16 @@ enum SIPSocket {
         }
     }
 
-    /// Accepts one pending connection, non-blocking; nil when none is pending.
-    static func accept(_ listener: Int32) throws(SIPSocketError) -> Int32? {
-        let fd = Glibc.accept(listener, nil, nil)
-        guard fd >= 0 else {
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED { return nil }
-            throw SIPSocketError("accept")
+    /// Accepts one pending connection, non-blocking and close-on-exec from the start
+    /// (`accept4`), with Nagle's algorithm off; nil when none is pending.
+    static func accept(_ listener: borrowing FileDescriptor) throws(SIPSocketError) -> FileDescriptor? {
+        do throws(Errno) {
+            guard case .processed(let connection) = try Socket.accept(listener) else { return nil }
+            try Socket.setNoDelay(connection)
+            return connection
+        } catch {
+            throw SIPSocketError(error)
         }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        setNonBlocking(fd)
-        setNoDelay(fd)
-        return fd
-    }
-
-    static func setNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
     /// `ip:port` of the peer, for logs.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VoipdSystem
 
 /// A failed system call on a socket, with its errno.
 public struct SIPSocketError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -12,6 +13,10 @@ public struct SIPSocketError: Error, Equatable, Sendable, CustomStringConvertibl
     init(_ operation: String, errno: Int32 = Glibc.errno) {
         self.operation = operation
         self.errno = errno
+    }
+
+    init(_ error: Errno) {
+        self.init(error.call, errno: error.rawValue)
     }
 
     public var description: String { "\(operation): \(String(cString: strerror(errno)))" }

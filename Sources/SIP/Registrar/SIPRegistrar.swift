@@ -67,7 +67,7 @@ public final class SIPRegistrar: @unchecked Sendable {
         guard let loop else { return }
         if let thread {
             var byte: UInt8 = 1
-            _ = write(loop.wakeWriter, &byte, 1)
+            _ = write(loop.wakeWriter.rawValue, &byte, 1)
             thread.join()
         }
         loop.closeAll()

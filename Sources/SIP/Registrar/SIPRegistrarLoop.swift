@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VoipdSystem
 
 /// The registrar's poll() loop: accepts TCP connections and receives UDP datagrams, frames
 /// and parses messages, passes them through the transaction layer to the router, sends what
@@ -20,11 +21,11 @@ final class SIPRegistrarLoop: @unchecked Sendable {
     /// Datagrams read per turn, so that a flood on UDP cannot starve the TCP connections.
     static let datagramsPerTurn = 64
 
-    let listener: Int32
+    let listener: FileDescriptor
     let datagrams: SIPDatagramSocket
     let port: UInt16
-    private let wakeReader: Int32
-    let wakeWriter: Int32
+    private let wakeReader: FileDescriptor
+    let wakeWriter: FileDescriptor
     private let observer: SIPRegistrar.Observer?
     private let maximumMessageSize: Int
     private var router: SIPProxyRouter
@@ -40,19 +41,20 @@ final class SIPRegistrarLoop: @unchecked Sendable {
         host: String, port: UInt16, maximumMessageSize: Int, maximumExpires: Int, timers: SIPTimerValues,
         observer: SIPRegistrar.Observer?
     ) throws(SIPSocketError) {
-        let (listener, datagrams) = try Self.bindBoth(host: host, port: port)
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
-            Glibc.close(listener)
-            throw SIPSocketError("pipe")
+        let (listenerNumber, datagrams) = try Self.bindBoth(host: host, port: port)
+        let listener = FileDescriptor(adopting: listenerNumber)
+        let wake: DescriptorPair
+        do throws(Errno) {
+            try listener.setNonBlocking()
+            wake = try makePipe()
+        } catch {
+            throw SIPSocketError(error)
         }
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        SIPSocket.setNonBlocking(listener)
         self.listener = listener
         self.datagrams = datagrams
         self.port = datagrams.localAddress.port
-        self.wakeReader = pipeEnds[0]
-        self.wakeWriter = pipeEnds[1]
+        self.wakeReader = wake.first
+        self.wakeWriter = wake.second
         self.observer = observer
         self.maximumMessageSize = maximumMessageSize
         self.router = SIPProxyRouter(host: host, port: datagrams.localAddress.port, maximumExpires: maximumExpires)
@@ -83,7 +85,8 @@ final class SIPRegistrarLoop: @unchecked Sendable {
         while true {
             let order = connections.values.sorted { $0.id < $1.id }
             var descriptors = [
-                pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeReader.rawValue, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: datagrams.fd, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += order.map { connection in
@@ -104,13 +107,10 @@ final class SIPRegistrarLoop: @unchecked Sendable {
         }
     }
 
-    /// Closes every connection, the listener, the UDP socket (with the loop) and the wake
-    /// pipe. Only after `run()` returned.
+    /// Closes every connection. Only after `run()` returned; the listener, the UDP socket and
+    /// the wake pipe close with the loop.
     func closeAll() {
         for id in connections.keys.sorted() { closeConnection(id, reason: "registrar stopped") }
-        Glibc.close(listener)
-        Glibc.close(wakeReader)
-        Glibc.close(wakeWriter)
     }
 
     private static func timeout(until deadline: ContinuousClock.Instant?) -> Int32 {
@@ -122,8 +122,17 @@ final class SIPRegistrarLoop: @unchecked Sendable {
     }
 
     private func acceptConnections() {
-        while let fd = try? SIPSocket.accept(listener) {
-            let connection = SIPRegistrarConnection(id: nextConnectionID, fd: fd, maximumMessageSize: maximumMessageSize)
+        while true {
+            let accepted: FileDescriptor
+            do throws(SIPSocketError) {
+                guard let next = try SIPSocket.accept(listener) else { return }
+                accepted = next
+            } catch {
+                // Out of descriptors, say: the listener stays readable and the next turn tries
+                // again; a note per turn would flood the observer.
+                return
+            }
+            let connection = SIPRegistrarConnection(id: nextConnectionID, fd: accepted.release(), maximumMessageSize: maximumMessageSize)
             nextConnectionID += 1
             connections[connection.id] = connection
             router.flowTransports[connection.id] = .tcp
