@@ -142,25 +142,39 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
         }
     }
 
-    /// This file's settings with `other`'s wherever `other` has one.
+    /// This file's settings with `other`'s wherever `other` has one: a key `other` sets replaces
+    /// this file's, and an object (`timings`, `limits`, `hibernation`) is overlaid key by key.
+    /// Done on the JSON both encode to, so that a key added to the file is overlaid with no
+    /// line here.
     public func overlaid(by other: ConfigurationFile) -> ConfigurationFile {
-        var result = self
-        result.socket = other.socket ?? socket
-        result.socketMode = other.socketMode ?? socketMode
-        result.logLevel = other.logLevel ?? logLevel
-        result.timeScale = other.timeScale ?? timeScale
-        if let extra = other.timings { result.timings = (timings ?? [:]).merging(extra) { $1 } }
-        result.socketQuota = other.socketQuota ?? socketQuota
-        result.eventHistory = other.eventHistory ?? eventHistory
-        result.memoryPressureTrigger = other.memoryPressureTrigger ?? memoryPressureTrigger
-        result.appsDirectory = other.appsDirectory ?? appsDirectory
-        result.stateDirectory = other.stateDirectory ?? stateDirectory
-        if let extra = other.limits { result.limits = (limits ?? [:]).merging(extra) { $1 } }
-        result.suspension = other.suspension ?? suspension
-        result.cgroupDirectory = other.cgroupDirectory ?? cgroupDirectory
-        if let extra = other.hibernation { result.hibernation = (hibernation ?? HibernationFile()).overlaid(by: extra) }
-        result.reclaimQueuedBytes = other.reclaimQueuedBytes ?? reclaimQueuedBytes
-        return result
+        do {
+            let merged = Self.overlay(try Self.jsonObject(self), with: try Self.jsonObject(other))
+            return try Self.overlayDecoder.decode(ConfigurationFile.self, from: JSONSerialization.data(withJSONObject: merged))
+        } catch {
+            // Strings, numbers (a flag's NaN or infinity spelled out) and objects of them
+            // always encode and decode.
+            preconditionFailure("cannot overlay the configuration: \(error)")
+        }
+    }
+
+    /// `top`'s keys over `base`'s; objects on both sides are overlaid the same way.
+    private static func overlay(_ base: [String: Any], with top: [String: Any]) -> [String: Any] {
+        base.merging(top) { below, above in
+            guard let below = below as? [String: Any], let above = above as? [String: Any] else { return above }
+            return overlay(below, with: above)
+        }
+    }
+
+    private static func jsonObject(_ file: ConfigurationFile) throws -> [String: Any] {
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return try JSONSerialization.jsonObject(with: encoder.encode(file)) as? [String: Any] ?? [:]
+    }
+
+    private static var overlayDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
     }
 
     /// The largest `timeScale`: the one that makes the longest default duration

@@ -27,12 +27,6 @@ public struct HibernationFile: Codable, Sendable, Equatable {
     /// The keys the object may have.
     public static let keys: Set<String> = ["dirtyLimitMB", "sliceMB"]
 
-    /// These settings with `other`'s wherever `other` has one.
-    func overlaid(by other: HibernationFile?) -> HibernationFile {
-        guard let other else { return self }
-        return HibernationFile(dirtyLimitMB: other.dirtyLimitMB ?? dirtyLimitMB, sliceMB: other.sliceMB ?? sliceMB)
-    }
-
     /// A value out of range: its key under `hibernation`, and why.
     public struct Invalid: Error {
         public var key: String
