@@ -91,14 +91,15 @@ struct SnapshotRoundTripTests {
     func snapshotAndEnvelope() throws {
         let app = AppRecord(name: "phone", uid: 1000, lifecycle: AppLifecycle(), since: 1)
         app.process = AppProcess(pidfd: try PidFd(pid: getpid()), isChild: true)
-        let snapshot = DaemonSnapshot(listener: 3, boundControlSocket: true, nextClientID: 9, locked: true, clients: [],
+        let snapshot = DaemonSnapshot(listener: 3, clientTable: ClientTable.State(boundControlSocket: true, nextClientID: 9),
+                                      persistence: Persistence.State(appResourceLimits: []), locked: true, clients: [],
                                       apps: [DaemonSnapshot.App(app)], heldSockets: [], timers: [], events: [], metrics: Metrics(),
-                                      followers: [], requester: PendingReply(client: 1, request: 2), appResourceLimits: nil)
+                                      requester: PendingReply(client: 1, request: 2))
         let file = try FileDescriptor.memoryFile(named: "snapshot-test")
         try file.writeAll(JSONEncoder().encode(snapshot))
         try file.rewind()
         let read = try DaemonSnapshot.read(from: file)
-        #expect(read.format == DaemonSnapshot.currentFormat && read.nextClientID == 9 && read.locked)
+        #expect(read.format == DaemonSnapshot.currentFormat && read.clientTable == snapshot.clientTable && read.locked)
         #expect(read.requester == PendingReply(client: 1, request: 2))
         #expect(read.apps.map(\.name) == ["phone"])
 

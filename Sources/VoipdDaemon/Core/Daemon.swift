@@ -97,7 +97,7 @@ public final class Daemon {
         }
         let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: FileDescriptor(adopting: $0)) }
         // After an upgrade the limit voipd has is the one it raised: the first start's is in the snapshot.
-        persistence = Persistence(arguments: arguments, appResourceLimits: snapshot?.appResourceLimits ?? [descriptorLimitAtStart])
+        persistence = Persistence(arguments: arguments, state: snapshot?.persistence ?? Persistence.State(appResourceLimits: [descriptorLimitAtStart]))
         let activated = snapshot == nil ? ActivatedDescriptors(environment: configuration.environment) : ActivatedDescriptors()
         var socketActivated = false
         var boundControlSocket = false

@@ -78,20 +78,18 @@ extension Daemon {
 
     private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
-            listener: clients.listener.rawValue, boundControlSocket: clients.boundControlSocket, nextClientID: clients.nextClientID, locked: locked,
+            listener: clients.listener.rawValue, clientTable: clients.state, persistence: persistence.state, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
             heldSockets: registry.all.map { DaemonSnapshot.Held(descriptor: $0.descriptor.rawValue, state: $0.state) },
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
-            events: events.records, metrics: metrics, followers: Array(clients.followers),
-            requester: requester,
-            appResourceLimits: persistence.appResourceLimits)
+            events: events.records, metrics: metrics,
+            requester: requester)
     }
 
     /// The new program's side: takes over what the snapshot describes.
     func restore(_ snapshot: DaemonSnapshot) throws {
-        clients.nextClientID = snapshot.nextClientID
-        clients.boundControlSocket = snapshot.boundControlSocket
+        clients.state = snapshot.clientTable
         locked = snapshot.locked
         for record in snapshot.events { events.append(record) }
         metrics = snapshot.metrics
@@ -102,7 +100,7 @@ extension Daemon {
             clients[client.id] = client
             clients.queues.totalBytes += client.queuedBytes
         }
-        clients.followers = Set(snapshot.followers.filter { clients[$0] != nil })
+        clients.followers = clients.followers.filter { clients[$0] != nil }
         for saved in snapshot.apps {
             let app = try AppRecord(carried: saved, adopting: adoptCarried)
             if app.client.map({ clients[$0] == nil }) ?? false { app.client = nil }

@@ -16,8 +16,9 @@ struct DaemonSnapshot: Codable {
     /// The format this program writes and reads. Raise it whenever the encoding changes (a
     /// field added, renamed or retyped, here or in what is encoded with it, such as
     /// `AppLifecycle` or a record's `State`): a snapshot of another format is refused, never
-    /// misread. Format 1 had no number; format 3 keeps each record's own state.
-    static let currentFormat = 3
+    /// misread. Format 1 had no number; format 3 keeps each record's own state; format 4 the
+    /// client table's and persistence's.
+    static let currentFormat = 4
 
     var format = DaemonSnapshot.currentFormat
 
@@ -77,8 +78,8 @@ struct DaemonSnapshot: Codable {
     }
 
     var listener: CInt
-    var boundControlSocket: Bool
-    var nextClientID: UInt64
+    var clientTable: ClientTable.State
+    var persistence: Persistence.State
     var locked: Bool
     var clients: [Client]
     var apps: [App]
@@ -86,11 +87,8 @@ struct DaemonSnapshot: Codable {
     var timers: [Timer]
     var events: [TransitionRecord]
     var metrics: Metrics
-    var followers: [UInt64]
     /// The `upgrade` request to answer once the new program runs.
     var requester: PendingReply?
-    /// The resource limits the first program was started with (its apps get them).
-    var appResourceLimits: [ResourceLimit]? = nil
 
     /// Reads a snapshot from a descriptor (a memfd the old program wrote), and closes it. A
     /// snapshot this program cannot read is refused: every app process it names is resumed

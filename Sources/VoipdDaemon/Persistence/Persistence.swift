@@ -2,11 +2,21 @@ import VoipdSystem
 
 /// What carries voipd's work over to the next program: the state file a restarted voipd
 /// reads, and what an in-place upgrade needs (how voipd was started, and the upgrade asked for).
+///
+/// An in-place upgrade carries its ``State`` over as it is (Codable); a field added to `State`
+/// survives an upgrade by itself.
+@dynamicMemberLookup
 final class Persistence {
+    /// What goes from program to program, read and written as its fields
+    /// (`persistence.appResourceLimits`).
+    struct State: Codable, Equatable {
+        /// The resource limits the first program was started with, which its apps start with.
+        var appResourceLimits: [ResourceLimit]
+    }
+
     /// How voipd was started, to start it the same way on an in-place upgrade.
     let arguments: [String]
-    /// The resource limits voipd was started with, which its apps start with.
-    var appResourceLimits: [ResourceLimit]
+    var state: State
     /// Where this voipd writes down its apps for the next one (nil: nowhere).
     var stateFile: StateFile?
     /// This boot's id: a state file written before the last boot names no process.
@@ -16,8 +26,13 @@ final class Persistence {
     var pendingUpgrade: PendingReply?
     var upgradeBySignal = false
 
-    init(arguments: [String], appResourceLimits: [ResourceLimit]) {
+    init(arguments: [String], state: State) {
         self.arguments = arguments
-        self.appResourceLimits = appResourceLimits
+        self.state = state
+    }
+
+    subscript<Value>(dynamicMember field: WritableKeyPath<State, Value>) -> Value {
+        get { state[keyPath: field] }
+        _modify { yield &state[keyPath: field] }
     }
 }
