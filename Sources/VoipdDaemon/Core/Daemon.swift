@@ -148,6 +148,7 @@ public final class Daemon {
         saveStateIfChanged()
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         while running {
+            watchNotifierBacklog()
             rearmTimer()
             loop.epoll.wait { readiness in
                 guard let source = loop.source(for: readiness.token) else { return }
@@ -178,6 +179,7 @@ public final class Daemon {
         case .process(let name): if let app = apps[name] { processEvent(app) }
         case .urgent: serveHeldSockets()
         case .watchedQueue(let id): watchedQueueEvent(id, events)
+        case .serviceNotifier: notifier.flush()
         }
     }
 

@@ -13,6 +13,8 @@ enum EventSource {
     case process(AppID)
     /// The set of held sockets (``EventLoop/urgent``) has something ready.
     case urgent
+    /// The service manager's notify socket has room for the messages held back.
+    case serviceNotifier
 }
 
 /// The epoll set and what each registration stands for. Every registration gets a token

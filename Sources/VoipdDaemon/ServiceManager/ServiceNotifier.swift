@@ -9,9 +9,23 @@ final class ServiceNotifier {
     /// Half the watchdog timeout the service manager expects pings within (nil: none).
     let watchdogInterval: Duration?
     /// One datagram socket, connected once, for every message.
-    private var connection: DescriptorBox?
+    private(set) var connection: DescriptorBox?
     /// A failure is logged once, until a message goes through again.
     private var failing = false
+    /// Messages the service manager's full queue (EAGAIN) held back, oldest first, each with
+    /// its own copies of the descriptors it passes; sent in order once the socket is
+    /// writable (``flush()``). Nothing is lost to a busy service manager: a READY=1 dropped
+    /// there left a `Type=notify` start waiting until its timeout.
+    private var backlog: [(fields: [String], descriptors: [DescriptorBox])] = []
+    /// The most messages held back: a service manager that never reads must not cost voipd
+    /// unbounded memory or descriptors. Beyond it the oldest status line or watchdog ping
+    /// goes first, then the oldest message of any kind (logged).
+    static let backlogLimit = 256
+    /// Messages dropped from a full backlog since it was last empty (the first drop is logged).
+    private var dropped = 0
+    /// The event loop's registration of the socket while the backlog waits (the socket kept
+    /// open until it is removed from the loop, even if ``connection`` is dropped meanwhile).
+    var watch: (token: UInt64, socket: DescriptorBox)?
 
     init(environment: [String: String], log: Logger) {
         path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
@@ -26,10 +40,21 @@ final class ServiceNotifier {
 
     var isEnabled: Bool { path != nil }
 
+    /// Whether messages wait for the service manager's queue to have room: then the event
+    /// loop watches ``connection`` for writability and calls ``flush()``.
+    var isBacklogged: Bool { !backlog.isEmpty }
+
     /// Sends `KEY=VALUE` lines, with descriptors (borrowed) for FDSTORE=1. Never blocks: a
-    /// service manager that does not read must not stop voipd.
+    /// service manager that does not read must not stop voipd. What its full queue refuses
+    /// waits in the backlog, in order, behind anything already waiting there (and is lost
+    /// only if voipd exits first, or past ``backlogLimit``).
     func notify(_ fields: [String], descriptors: [CInt] = []) {
         guard let path else { return }
+        if !backlog.isEmpty {
+            // Order is kept: this one goes only after every message held back before it.
+            flush()
+            if !backlog.isEmpty { return holdBack(fields, descriptors: descriptors) }
+        }
         do {
             let socket = try connection ?? DescriptorBox(connectDatagram(to: path))
             connection = socket
@@ -37,17 +62,72 @@ final class ServiceNotifier {
             case .processed:
                 failing = false
             case .wouldBlock:
-                // A full queue loses this message only.
-                if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): its queue is full (further failures not logged)") }
-                failing = true
+                holdBack(fields, descriptors: descriptors)
             }
         } catch {
-            // A new connection next time.
+            // A new connection next time; the message is lost (the service manager is gone).
             connection = nil
             if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error) (further failures not logged)") }
             failing = true
         }
     }
+
+    /// Sends what the backlog holds, oldest first, until the queue is full again.
+    func flush() {
+        guard let path, let socket = connection else { return backlog.removeAll() }
+        while let message = backlog.first {
+            do {
+                let outcome = try Socket.send(socket.descriptor, bytes: Array(message.fields.joined(separator: "\n").utf8),
+                                              descriptors: message.descriptors.map(\.rawValue))
+                guard case .processed = outcome else { return }
+                backlog.removeFirst()
+            } catch {
+                // The service manager is gone: nothing waiting can reach it any more.
+                log.warning("sd_notify(\(message.fields.first ?? "")) to \(path): \(error); \(backlog.count) held-back messages dropped")
+                backlog.removeAll()
+                connection = nil
+                failing = true
+                return
+            }
+        }
+        if failing {
+            let lost = dropped == 0 ? "every held-back message sent" : "the held-back messages sent, but for \(dropped) dropped meanwhile"
+            log.notice("sd_notify to \(path): the service manager reads again; \(lost)")
+        }
+        failing = false
+        dropped = 0
+    }
+
+    private func holdBack(_ fields: [String], descriptors: [CInt]) {
+        let copies: [DescriptorBox]
+        do {
+            copies = try descriptors.map { number throws(Errno) in DescriptorBox(try FileDescriptor(duplicating: number)) }
+        } catch {
+            return log.warning("sd_notify(\(fields.first ?? "")): the service manager's queue is full and its descriptor cannot be kept (\(error)): message dropped")
+        }
+        if fields.contains("FDSTOREREMOVE=1"), let name = fields.first(where: { $0.hasPrefix("FDNAME=") }) {
+            // A socket stored and released while the service manager did not read: the
+            // store never needs it, and the copy held back for it would keep its
+            // connection open. The removal still goes, for a copy stored before.
+            backlog.removeAll { $0.fields.contains("FDSTORE=1") && $0.fields.contains(name) }
+        }
+        if backlog.count >= Self.backlogLimit {
+            let superseded = backlog.firstIndex { $0.fields.first.map(Self.isSuperseded) ?? true } ?? 0
+            let message = backlog.remove(at: superseded)
+            if dropped == 0 {
+                log.warning("sd_notify: \(Self.backlogLimit) messages wait for the service manager; dropping the oldest, first \(message.fields.first ?? "") (further drops not logged)")
+            }
+            dropped += 1
+        }
+        if backlog.isEmpty, let path {
+            log.warning("sd_notify(\(fields.first ?? "")) to \(path): its queue is full; held back until it has room")
+        }
+        failing = true
+        backlog.append((fields, copies))
+    }
+
+    /// A status line or a watchdog ping: a later one says as much.
+    private static func isSuperseded(_ first: String) -> Bool { first.hasPrefix("STATUS=") || first == "WATCHDOG=1" }
 
     /// The service manager keeps a copy of the socket under "APP/NAME", and gives it back
     /// on the next start: a restart of voipd loses no VoIP connection.
