@@ -8,6 +8,12 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case connect(socket: String, address: String)
     /// Listens on a TCP port of the loopback address.
     case listen(socket: String)
+    /// Registers with voipd, as VoIP socket `socket`, a TCP listener (`transport` "tcp") or a
+    /// bound, unconnected UDP socket ("udp") on a port of the loopback address; answered by
+    /// `listening`. An accepted connection is registered as VoIP socket `SOCKET-in-N` and read
+    /// (echoed with `--echo`) until its peer closes it, then unregistered; a datagram is
+    /// echoed to its sender.
+    case registerServing(socket: String, transport: String)
     case unregister(socket: String)
     /// Asks voipd for a copy of a held socket, and says whether it is the app's own.
     case retrieve(socket: String)

@@ -17,9 +17,10 @@ enum ListenerConnections {
     }
 
     /// The peers of the TCP connections on the listener's address and port, waiting in its
-    /// accept queue or accepted; nil when the listener is not in the table voipd can read
+    /// accept queue or accepted (with `acceptedOnly`, only those accepted: a connection in
+    /// the queue has no inode yet); nil when the listener is not in the table voipd can read
     /// (another network namespace, no `inet_diag`) or more than `limit` sockets share its port.
-    static func peers(of listener: borrowing FileDescriptor, limit: Int) -> Set<InetEndpoint>? {
+    static func peers(of listener: borrowing FileDescriptor, limit: Int, acceptedOnly: Bool = false) -> Set<InetEndpoint>? {
         do {
             guard let local = try Socket.localEndpoint(of: listener) else { return nil }
             let inode = try Socket.inode(of: listener)
@@ -32,7 +33,8 @@ enum ListenerConnections {
                 for socket in sockets {
                     if socket.state == .listen {
                         if socket.inode == inode { foundListener = true }
-                    } else if let remote = socket.remote, local.address.isUnspecified || socket.local.address == local.address {
+                    } else if let remote = socket.remote, local.address.isUnspecified || socket.local.address == local.address,
+                              !acceptedOnly || socket.inode != 0 {
                         peers.insert(remote)
                     }
                 }

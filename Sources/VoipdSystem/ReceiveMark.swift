@@ -47,18 +47,38 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
     /// stays small, and a flood of connections costs voipd a bounded read.
     public static let connectionLimit = 1024
 
-    /// The mark of `socket` now.
-    public static func take(of socket: borrowing FileDescriptor) -> ReceiveMark {
+    /// The mark of `socket` now. With `takenOnly`, what still waits in the socket's queue
+    /// counts as arriving after the mark: the mark of a socket with something the app was
+    /// never told of, which it may take only after the mark and be stopped handling. Then
+    /// the mark covers only the bytes the app has read (TCP), the connections it has accepted
+    /// (a listener), and for UDP any datagram read later counts.
+    public static func take(of socket: borrowing FileDescriptor, takenOnly: Bool = false) -> ReceiveMark {
         // A listener first: TCP_INFO answers for it too, with no bytes ever received.
         if ListenerConnections.isListener(socket) {
-            guard let peers = ListenerConnections.peers(of: socket, limit: connectionLimit) else { return ReceiveMark(evidence: .none) }
+            guard let peers = ListenerConnections.peers(of: socket, limit: connectionLimit, acceptedOnly: takenOnly) else {
+                return ReceiveMark(evidence: .none)
+            }
             return ReceiveMark(evidence: .connections(peers))
         }
-        if let bytes = tcpBytesReceived(socket) { return ReceiveMark(evidence: .streamBytes(bytes)) }
+        if let bytes = tcpBytesReceived(socket) {
+            let unread = takenOnly ? unreadBytes(socket) : 0
+            return ReceiveMark(evidence: .streamBytes(bytes - min(bytes, unread)))
+        }
         // The stamp before the time: on a socket where it was off, asking turns it on, and a
         // socket whose last read came before that reports "now" once.
         guard case .some(let lastRead) = lastDatagramRead(socket) else { return ReceiveMark(evidence: .none) }
-        return ReceiveMark(evidence: .datagram(lastRead: lastRead, takenAt: realtimeNanoseconds(), queueWasEmpty: !hasUnread(socket)))
+        return ReceiveMark(evidence: .datagram(lastRead: lastRead, takenAt: realtimeNanoseconds(), queueWasEmpty: takenOnly || !hasUnread(socket)))
+    }
+
+    /// This mark, moved forward over what `reported` covered: what the app was told of, read
+    /// since or left waiting, is not new (the bytes of a TCP socket, the connections of a
+    /// listener, taken or waiting, when it was told).
+    public func including(_ reported: ReceiveMark?) -> ReceiveMark {
+        switch (evidence, reported?.evidence) {
+        case (.streamBytes(let taken), .streamBytes(let told)?): return ReceiveMark(evidence: .streamBytes(max(taken, told)))
+        case (.connections(let taken), .connections(let told)?): return ReceiveMark(evidence: .connections(taken.union(told)))
+        default: return self
+        }
     }
 
     /// Whether something arrived on `socket` after this mark, read since or not.
@@ -112,6 +132,16 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
             return nil
         }
         return .some(Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec))
+    }
+
+    /// The bytes waiting; a socket that cannot say counts as empty (what waits then shows
+    /// only as unread, not as taken after the mark).
+    static func unreadBytes(_ socket: borrowing FileDescriptor) -> UInt64 {
+        do {
+            return UInt64(max(0, try Socket.bytesAvailable(socket)))
+        } catch {
+            return 0
+        }
     }
 
     /// Whether a datagram waits; a socket that cannot say counts as empty (it then shows

@@ -18,6 +18,8 @@ final class TestApp {
     /// Memory filled with a known pattern, checked after it was paged out and back.
     private var patterned: PatternedMemory?
     private var sockets: [String: TestSocket] = [:]
+    /// Connections accepted on VoIP listeners so far: their names' numbers.
+    private var acceptedCount = 0
     private var channel: ReportChannel!
     /// The connection to voipd; nil when the app runs `--without-voipd`.
     private var application: VoIPApplication?
@@ -98,8 +100,11 @@ final class TestApp {
     }
 
     private func readSocket(_ socket: TestSocket) {
+        if socket.isListener { return acceptConnections(socket) }
+        if socket.isUnconnectedDatagram { return answerDatagram(socket) }
         var buffer = [UInt8](repeating: 0, count: 65536)
         let n = buffer.withUnsafeMutableBytes { Glibc.recv(socket.descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n == 0 && socket.isAccepted { closeAccepted(socket) }
         if n > 0, let echoDelay {
             return echo(buffer[0..<n], to: socket, after: echoDelay)
         }
@@ -113,17 +118,92 @@ final class TestApp {
         } else {
             return
         }
-        channel.report(.read(socket: socket.name, outcome: outcome))
+        // An echoing app is driven in floods that nobody reads the reports of.
+        if echoDelay == nil { channel.report(.read(socket: socket.name, outcome: outcome)) }
+    }
+
+    /// Takes every connection waiting on a VoIP listener (none may wait: it may have taken
+    /// them before a stop), registers each with voipd as a VoIP socket of its own (as a
+    /// softphone does with the connection its registrar opens) and reads what came on it.
+    private func acceptConnections(_ listener: TestSocket) {
+        while true {
+            let connection: FileDescriptor
+            do {
+                guard case .processed(let accepted) = try Socket.accept(listener.descriptor) else { return }
+                connection = accepted
+            } catch {
+                return channel.report(.accepted(socket: listener.name, errno: error.rawValue))
+            }
+            acceptedCount += 1
+            let name = "\(listener.name)-in-\(acceptedCount)"
+            // Taking a connection takes time as well (a TLS handshake, say): a stop can land
+            // between the accept and the registration, leaving it held by nobody.
+            if let echoDelay { handle(for: echoDelay) }
+            do {
+                try voipd().registerVoIPSocket(connection.rawValue, name: name)
+            } catch {
+                channel.report(.registrationRefused(socket: name, message: "\(error)"))
+            }
+            let socket = TestSocket(name: name, descriptor: connection, isVoIP: true, isAccepted: true)
+            sockets[name] = socket
+            if echoDelay == nil { channel.report(.accepted(socket: listener.name, errno: nil)) }
+            readSocket(socket)
+        }
+    }
+
+    /// The peer closed a connection accepted on a VoIP listener: voipd lets it go too.
+    private func closeAccepted(_ socket: TestSocket) {
+        sockets[socket.name] = nil
+        do {
+            try voipd().unregisterVoIPSocket(name: socket.name)
+        } catch {
+            channel.report(.error(message: "unregister \(socket.name): \(error)"))
+        }
+    }
+
+    /// Reads one datagram from an unconnected UDP socket: echoed to its sender after
+    /// `--echo`'s delay, else reported.
+    private func answerDatagram(_ socket: TestSocket) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var sender = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let n = buffer.withUnsafeMutableBytes { bytes in
+            withUnsafeMutablePointer(to: &sender) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.recvfrom(socket.descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                }
+            }
+        }
+        guard n >= 0 else {
+            if errno != EAGAIN { channel.report(.read(socket: socket.name, outcome: .failed(errno: errno))) }
+            return
+        }
+        guard let echoDelay else {
+            return channel.report(.read(socket: socket.name, outcome: .data(String(decoding: buffer[0..<n], as: UTF8.self))))
+        }
+        handle(for: echoDelay)
+        let sent = buffer.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &sender) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.sendto(socket.descriptor.rawValue, bytes.baseAddress, n, Int32(MSG_NOSIGNAL), $0, length)
+                }
+            }
+        }
+        if sent < 0 { channel.report(.error(message: "echo on \(socket.name): errno \(errno)")) }
+    }
+
+    /// Handling a message takes this long (the time it takes, not a synchronization).
+    private func handle(for delay: Duration) {
+        guard delay > .zero else { return }
+        var request = timespec(tv_sec: Int(delay.components.seconds), tv_nsec: Int(delay.components.attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) < 0 && errno == EINTR { request = remaining }
     }
 
     /// Handles what it read for `delay` (the time it takes, not a synchronization), then
     /// answers with it.
     private func echo(_ bytes: ArraySlice<UInt8>, to socket: TestSocket, after delay: Duration) {
-        if delay > .zero {
-            var request = timespec(tv_sec: Int(delay.components.seconds), tv_nsec: Int(delay.components.attoseconds / 1_000_000_000))
-            var remaining = timespec()
-            while nanosleep(&request, &remaining) < 0 && errno == EINTR { request = remaining }
-        }
+        handle(for: delay)
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(socket.descriptor.rawValue, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
@@ -147,6 +227,14 @@ final class TestApp {
             let fd = try Socket.listenTCP()
             let port = try Socket.localPort(fd)
             sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: false, isListener: true)
+            channel.report(.listening(socket: name, port: port))
+        case .registerServing(let name, let transport):
+            let fd = transport == "udp" ? try Socket.bindUDP() : try Socket.listenTCP()
+            try fd.setNonBlocking()
+            let port = try Socket.localPort(fd)
+            try voipd().registerVoIPSocket(fd.rawValue, name: name)
+            sockets[name] = TestSocket(name: name, descriptor: fd, isVoIP: true, isListener: transport != "udp",
+                                       isUnconnectedDatagram: transport == "udp")
             channel.report(.listening(socket: name, port: port))
         case .unregister(let name):
             try voipd().unregisterVoIPSocket(name: name)
@@ -237,7 +325,7 @@ final class TestApp {
             // Without voipd, the first entry is a negative descriptor: poll passes over it.
             var polled = [pollfd(fd: application?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
                           pollfd(fd: channel.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
-            let watched = sockets.values.filter { readsOnItsOwn && $0.isVoIP }.sorted { $0.name < $1.name }
+            let watched = sockets.values.filter { readsOnItsOwn && $0.isRead }.sorted { $0.name < $1.name }
             polled += watched.map { pollfd(fd: $0.descriptor.rawValue, events: Int16(POLLIN), revents: 0) }
             let timeout: Int32 = application?.hasBufferedMessages == true ? 0 : -1
             if poll(&polled, nfds_t(polled.count), timeout) < 0 && errno != EINTR { break }

@@ -7,13 +7,23 @@ final class TestSocket {
     let descriptor: FileDescriptor
     let isVoIP: Bool
     let isListener: Bool
+    /// A connection accepted on a VoIP listener: read like a VoIP socket, though not held.
+    let isAccepted: Bool
+    /// A UDP socket with no peer: answered with `sendto` the sender.
+    let isUnconnectedDatagram: Bool
 
-    init(name: String, descriptor: consuming FileDescriptor, isVoIP: Bool, isListener: Bool = false) {
+    init(name: String, descriptor: consuming FileDescriptor, isVoIP: Bool, isListener: Bool = false, isAccepted: Bool = false,
+         isUnconnectedDatagram: Bool = false) {
         self.name = name
         self.descriptor = descriptor
         self.isVoIP = isVoIP
         self.isListener = isListener
+        self.isAccepted = isAccepted
+        self.isUnconnectedDatagram = isUnconnectedDatagram
     }
+
+    /// Whether the app reads it on its own when it is readable.
+    var isRead: Bool { isVoIP || isAccepted }
 }
 
 /// A command named a socket the app does not have.

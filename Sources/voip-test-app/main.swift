@@ -14,7 +14,9 @@ import VoipdSystem
 //   --exit-on-wake       exit (status 3) on voipSocketReadable: a crash loop for the tests
 //   --echo MICROSECONDS  write back what it reads from a VoIP socket after handling it for
 //                        this long (as an app handles an INVITE): a stop can land between the
-//                        read and the answer. Neither reads nor events are reported (floods)
+//                        read and the answer (and on a VoIP listener, between the accept and
+//                        the registration of the connection). Neither reads nor events are
+//                        reported (floods)
 //   --socket PATH        voipd's control socket
 //   --no-reconnect       exit when the connection to voipd closes, instead of reconnecting
 //   --without-voipd      no connection to voipd: only the report channel and the sockets (the

@@ -76,6 +76,7 @@ struct SnapshotRoundTripTests {
         held.arrivedSinceReport = true
         held.peerClosed = true
         held.peerClosedReported = true
+        held.reportedMark = ReceiveMark.take(of: held.descriptor)
         let fresh = HeldSocket.State(id: 0, app: "", name: "", kind: "", origin: .registered, registeredAt: 0,
                                      mark: ReceiveMark.take(of: try makePipe().first))
         Self.expectEveryField(of: held.state, differsFrom: fresh)

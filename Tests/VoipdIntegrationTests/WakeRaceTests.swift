@@ -39,6 +39,64 @@ struct WakeRaceTests {
         try harness.waitForState("phone", .suspended)
     }
 
+    @Test("a connection accepted, or a datagram read, between the acknowledgement and the stop wakes the app again: a TCP listener and an unconnected UDP socket, 1500 rounds each, none lost",
+          arguments: ["tcp", "udp"])
+    func servingSocketBetweenAcknowledgementAndStop(_ transport: String) throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        // The app accepts every connection its listener has, reads each, and answers after
+        // 100 µs (for UDP: answers each datagram's sender): a stop landing after the accept
+        // or the read leaves a message read, or about to be, and unanswered.
+        let app = try harness.launchTestApp("phone", ["--echo", "100"])
+        try app.send(.registerServing(socket: "sip", transport: transport))
+        let port = try app.expect(\.listeningPort)
+        try harness.control.command(.background, app.name)
+        try harness.waitForState(app.name, .suspended)
+
+        let datagrams = try Socket.bindUDP()
+        try Socket.connectDatagram(datagrams, host: "127.0.0.1", port: port)
+        var generator = SystemRandomNumberGenerator()
+        // Token A wakes the app; token B follows 0–400 µs after A's answer, each on a new
+        // connection to the listener (or a datagram), around the acknowledgement and the stop.
+        func exchange(_ token: String, round: Int) throws {
+            if transport == "udp" {
+                try datagrams.writeAll(Array(token.utf8))
+                return try Self.expectAnswer(token, on: datagrams, round: round)
+            }
+            let connection = try Socket.connectTCP(host: "127.0.0.1", port: port)
+            try connection.writeAll(Array(token.utf8))
+            try Self.expectAnswer(token, on: connection, round: round)
+        }
+        do {
+            for round in 0..<Self.rounds {
+                try exchange("A\(round);", round: round)
+                spin(for: .microseconds(Int.random(in: 0...400, using: &generator)))
+                try exchange("B\(round);", round: round)
+            }
+        } catch let error as TimedOut {
+            throw TimedOut(description: "\(error.description); voipd's log:\n\(harness.log.split(separator: "\n").suffix(60).joined(separator: "\n"))")
+        }
+        let wakes = try harness.status("phone").wakes
+        #expect(wakes >= Self.rounds / 2, "the rounds were meant to wake the app, not to find it running: \(wakes) wakes")
+        try harness.waitForState("phone", .suspended)
+    }
+
+    /// Waits for `token` as the whole answer on `socket` (a connection or a connected UDP
+    /// socket); a lost wake leaves it unanswered.
+    static func expectAnswer(_ token: String, on socket: borrowing FileDescriptor, round: Int) throws {
+        let deadline = Deadline(.seconds(10))
+        var received: [UInt8] = []
+        while received.count < token.utf8.count {
+            guard waitReadable(socket.rawValue, deadline) else {
+                throw TimedOut(description: "round \(round): \(token) never answered (lost wake-up); received \(String(decoding: received, as: UTF8.self).debugDescription)")
+            }
+            let bytes = try socket.read(upTo: 256)
+            guard !bytes.isEmpty else { throw TimedOut(description: "round \(round): the app closed the connection") }
+            received += bytes
+        }
+        #expect(String(decoding: received, as: UTF8.self) == token, "round \(round)")
+    }
+
     /// The answers from the app, read as they come.
     struct Answers {
         let connection: PeerConnection

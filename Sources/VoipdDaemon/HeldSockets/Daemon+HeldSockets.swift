@@ -36,7 +36,10 @@ extension Daemon {
 
     /// The app is being told something: the marks its sockets' later arrivals are measured from.
     func markSockets(of app: AppRecord) {
-        for held in registry.sockets(of: app.id) { held.mark = ReceiveMark.take(of: held.descriptor) }
+        // What waits on a socket the app was never told of (it came while the app ran, even
+        // an instant before this event, or before the socket was registered) is not covered:
+        // the app may take it only after acknowledging this event, and be stopped handling it.
+        for held in registry.sockets(of: app.id) { held.markTold() }
     }
 
     /// The app goes to sleep (or died), or its stop was confirmed: arrivals should wake it.

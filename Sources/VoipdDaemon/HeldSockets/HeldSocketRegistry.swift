@@ -40,7 +40,11 @@ final class HeldSocket {
         var peerClosedReported = false
         /// How far the socket's receiving had got when the app was last told anything: what
         /// arrives after it wakes the app after its next stop, even if the app reads it first.
+        /// What waited then and the app was never told of counts as arriving after it.
         var mark: ReceiveMark
+        /// The mark when the app was last told of this socket: everything up to it, read or
+        /// left waiting, the app knows of. Nil until it is told (and from an older voipd).
+        var reportedMark: ReceiveMark?
     }
 
     var state: State
@@ -54,7 +58,7 @@ final class HeldSocket {
     init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String,
          origin: HeldSocketOrigin, registeredAt: Double) {
         state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
-                      mark: ReceiveMark.take(of: descriptor))
+                      mark: ReceiveMark.take(of: descriptor, takenOnly: true))
         role = Self.role(of: descriptor)
         self.descriptor = descriptor
     }
@@ -117,6 +121,13 @@ final class HeldSocket {
         state.arrivedSinceReport = false
         if readiness.peerClosed { state.peerClosedReported = true }
         state.mark = ReceiveMark.take(of: descriptor)
+        state.reportedMark = state.mark
+    }
+
+    /// The app is being told something (maybe of another socket): what it has taken from
+    /// this one, and what it was told of it, is known to it; what else waits is not.
+    func markTold() {
+        state.mark = ReceiveMark.take(of: descriptor, takenOnly: true).including(state.reportedMark)
     }
 }
 
