@@ -121,7 +121,7 @@ extension AppLifecycle {
         guard policy.canLaunch, policy.relaunchOnData, !endedByChoice else { return turn.emit(.disarmSockets) }
         // One readiness report per socket is enough; the newest counts.
         dormant.outbox.removeAll { $0.kind == .voipSocketReadable && $0.socket?.name == readiness.name }
-        enqueue(.voipSocketReadable, socket: readiness, reason: "data on \(readiness.name)")
+        enqueue(.voipSocketReadable, socket: readiness, reason: readiness.arrival)
         guard !relaunchScheduled else { return }
         let delay = relaunchDelay(now: turn.now)
         if delay > .zero {
@@ -129,7 +129,7 @@ extension AppLifecycle {
             turn.emit(.disarmSockets)
             turn.emit(.startTimer(.relaunchThrottle, after: delay))
         } else {
-            turn.emit(.launch(inBackground: true, reason: "data on \(readiness.name)"))
+            turn.emit(.launch(inBackground: true, reason: readiness.arrival))
         }
     }
 

@@ -132,7 +132,7 @@ extension AppLifecycle {
         case .suspending, .suspended:
             guard pendingTermination == nil else { return }
             wake(reason: "voip socket \(readiness.name) readable", &turn)
-            enqueue(.voipSocketReadable, socket: readiness, reason: "data on \(readiness.name)")
+            enqueue(.voipSocketReadable, socket: readiness, reason: readiness.arrival)
         case .notRunning, .terminated:
             relaunchForData(readiness, &turn)
         case .active, .inactive, .background:

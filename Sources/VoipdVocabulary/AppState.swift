@@ -46,4 +46,7 @@ public struct SocketReadiness: Equatable, Sendable, Codable {
         self.peerClosed = peerClosed
         self.connectionsWaiting = connectionsWaiting
     }
+
+    /// What came, in words: "data on sip", "a connection on sip-listener".
+    public var arrival: String { connectionsWaiting == nil ? "data on \(name)" : "a connection on \(name)" }
 }

@@ -36,6 +36,40 @@ struct UpgradeTests {
         #expect(try harness.control.events("phone").count >= 6, "the history came along")
     }
 
+    @Test("a held TCP listener and an unconnected UDP socket come along: after the upgrade a connection, then a datagram, wakes the suspended app")
+    func upgradeKeepsListenersAndDatagramSockets() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        try app.send(.registerServing(socket: "listener", transport: "tcp"))
+        let listenerPort = try app.expect(\.listeningPort)
+        try app.send(.registerServing(socket: "datagrams", transport: "udp"))
+        let datagramPort = try app.expect(\.listeningPort)
+        try WakePathTests.suspend(harness, app)
+
+        let result = try harness.control.upgrade()
+        #expect(result.heldSockets == 2)
+        let held = try harness.control.sockets("phone")
+        #expect(held.map(\.name) == ["datagrams", "listener"] && held.map(\.role) == ["unconnected", "listening"], "\(held)")
+        #expect(processState(app.pid) == "T", "suspended throughout")
+
+        let connection = try Socket.connectTCP(host: "127.0.0.1", port: listenerPort)
+        try connection.writeAll(Array("INVITE over the new connection".utf8))
+        let woken = try app.expectEvent(.voipSocketReadable)
+        #expect(woken.socket?.name == "listener" && woken.socket?.connectionsWaiting == 1, "\(woken)")
+        #expect(try app.expectRead("listener-in-1") == .data("INVITE over the new connection"))
+        try harness.waitForState("phone", .suspended)
+
+        let sender = try Socket.bindUDP()
+        try Socket.connectDatagram(sender, host: "127.0.0.1", port: datagramPort)
+        try sender.writeAll(Array("INVITE by datagram".utf8))
+        // (The accepted connection may have woken the app once more first, had its data come late.)
+        let second = try app.expect(where: { $0.event?.kind == .voipSocketReadable && $0.event?.socket?.name == "datagrams" })
+        #expect(second.event?.socket?.connectionsWaiting == nil, "\(second)")
+        #expect(try app.expectRead("datagrams") == .data("INVITE by datagram"))
+        try harness.waitForState("phone", .suspended)
+    }
+
     @Test("SIGUSR2 upgrades too; the daemon keeps serving")
     func upgradeBySignal() throws {
         let harness = try DaemonHarness()

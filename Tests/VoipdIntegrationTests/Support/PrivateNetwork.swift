@@ -101,13 +101,16 @@ final class PrivateNetwork {
 enum NamespacedKamailio {
     static let configuration = KamailioServer.script.replacingOccurrences(of: "run-kamailio.sh", with: "kamailio.cfg")
 
-    @discardableResult
     /// `maxExpires`: the longest registration it grants (Kamailio's configuration grants 3600 s).
-    static func start(in network: PrivateNetwork, port: UInt16, maxExpires: Int? = nil) throws -> TestProcess {
+    /// `defines`: kamailio.cfg's other variants (`WITHOUT_CONNECTION_REUSE`, …), as
+    /// run-kamailio.sh's options give them.
+    @discardableResult
+    static func start(in network: PrivateNetwork, port: UInt16, maxExpires: Int? = nil, defines: [String] = []) throws -> TestProcess {
         let run = network.directory + "/kamailio"
         mkdir(run, 0o755)
         let expiry = maxExpires.map { ["-A", "MAX_EXPIRES=\($0)"] } ?? []
         let process = try network.start([KamailioServer.binary, "-f", configuration, "-A", "SIP_PORT=\(port)"] + expiry
+                                        + defines.flatMap { ["-A", $0] }
                                         + ["-l", "udp:127.0.0.1:\(port)", "-l", "tcp:127.0.0.1:\(port)", "-DD", "-E",
                                            "-Y", run, "-P", run + "/kamailio.pid", "-w", run, "-m", "64", "-M", "8"], log: "kamailio.log")
         try waitForText("voipd: kamailio ready", in: network.directory + "/kamailio.log", timeout: .seconds(15))
