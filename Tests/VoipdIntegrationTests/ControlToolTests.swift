@@ -35,6 +35,18 @@ struct ControlToolTests {
         #expect(table.output.contains("sleeper"))
     }
 
+    @Test("sockets shows each held socket's kind with its role, and what waits: bytes, or a listener's connections")
+    func socketKinds() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        _ = try UpgradeTests.appServing(harness)
+        let table = try Self.voipctl(harness, "sockets", "phone").output
+        let lines = table.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("APP") == true, "\(table)")
+        #expect(lines.contains { $0.contains("datagrams") && $0.contains("udp unconnected") && $0.contains("0 bytes") }, "\(table)")
+        #expect(lines.contains { $0.contains("listener ") && $0.contains("tcp listening") && $0.contains("0 connections") }, "\(table)")
+    }
+
     @Test("an app that does not speak the protocol is suspended and resumed all the same")
     func silentApp() throws {
         let harness = try DaemonHarness()

@@ -40,11 +40,7 @@ struct UpgradeTests {
     func upgradeKeepsListenersAndDatagramSockets() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let app = try harness.launchTestApp("phone")
-        try app.send(.registerServing(socket: "listener", transport: "tcp"))
-        let listenerPort = try app.expect(\.listeningPort)
-        try app.send(.registerServing(socket: "datagrams", transport: "udp"))
-        let datagramPort = try app.expect(\.listeningPort)
+        let (app, listenerPort, datagramPort) = try Self.appServing(harness)
         try WakePathTests.suspend(harness, app)
 
         let result = try harness.control.upgrade()
@@ -68,6 +64,16 @@ struct UpgradeTests {
         #expect(second.event?.socket?.connectionsWaiting == nil, "\(second)")
         #expect(try app.expectRead("datagrams") == .data("INVITE by datagram"))
         try harness.waitForState("phone", .suspended)
+    }
+
+    /// The test app "phone" with two VoIP sockets that serve anyone: a TCP listener named
+    /// `listener` and an unconnected UDP socket named `datagrams`, and their ports.
+    static func appServing(_ harness: DaemonHarness) throws -> (app: TestAppHandle, listenerPort: UInt16, datagramPort: UInt16) {
+        let app = try harness.launchTestApp("phone")
+        try app.send(.registerServing(socket: "listener", transport: "tcp"))
+        let listenerPort = try app.expect(\.listeningPort)
+        try app.send(.registerServing(socket: "datagrams", transport: "udp"))
+        return (app, listenerPort, try app.expect(\.listeningPort))
     }
 
     @Test("SIGUSR2 upgrades too; the daemon keeps serving")
