@@ -24,22 +24,12 @@ struct AdoptedBaresipKeepAliveTests {
     func keepAliveAndALongCall() throws {
         let network = try PrivateNetwork()
         defer { network.stop() }
-        try NamespacedKamailio.start(in: network, port: 5060, maxExpires: Self.grantedSeconds)
-        let log = network.directory + "/alice.log"
-        let command = try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: "tcp",
-                                          accountParameters: ";rwait=50")
-        let apps = try network.writeManifest(app: "alice", command: command, redirections: ">>\(log) 2>&1",
-                                             keys: ["adopt": ["sip"], "quietWindowSeconds": 1])
+        try NamespacedKamailio.start(in: network, port: 5060, defines: ["MAX_EXPIRES=\(Self.grantedSeconds)"])
         // At a time scale of 0.1 the keep-alive minimum would be 60 s: set after scaling.
-        let harness = try DaemonHarness(timeScale: 0.1, arguments: ["--apps-directory", apps,
-                                                                     "--timing", "keepAliveMinimum=\(Self.keepAliveSeconds)"])
+        let alice = try AdoptedBaresip(in: network, transport: "tcp", accountParameters: ";rwait=50", timeScale: 0.1,
+                                       daemonArguments: ["--timing", "keepAliveMinimum=\(Self.keepAliveSeconds)"])
+        let (harness, pid, log) = (alice.harness, alice.pid, alice.log)
         defer { harness.stop() }
-        _ = try openFile(log, flags: O_WRONLY | O_CREAT)
-        _ = try harness.control.launchManifest("alice")
-        try waitForText("200 OK", in: log, timeout: .seconds(15))
-        _ = try harness.control.command(.background, "alice")
-        try harness.waitForState("alice", .suspended)
-        let pid = try #require(try harness.status("alice").pid)
         let wakesBefore = try harness.status("alice").wakes
 
         // Three expiries: without keep-alive resumes the binding would be gone after one.

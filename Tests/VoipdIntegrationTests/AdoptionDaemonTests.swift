@@ -30,9 +30,13 @@ struct AdoptionDaemonTests {
     /// Launches the reader adopted by its address (it picks its port itself: a fixed one
     /// could be another engineer's); returns its port and its output file.
     private func launchUDPReader(_ harness: DaemonHarness) throws -> (port: UInt16, output: String) {
-        let output = harness.directory + "/reader.out"
+        try launchUDPReader(harness.control, in: harness.directory)
+    }
+
+    private func launchUDPReader(_ control: VoipdControl, in directory: String) throws -> (port: UInt16, output: String) {
+        let output = directory + "/reader.out"
         let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
-        _ = try harness.control.launch(["/usr/bin/python3", "-u", "-c", Self.udpReader], name: "reader",
+        _ = try control.launch(["/usr/bin/python3", "-u", "-c", Self.udpReader], name: "reader",
                                        adopt: ["udp:local=127.0.0.1:*"], output: file.rawValue)
         try waitForText("port ", in: output)
         let text = ProcFS.read(output) ?? ""
@@ -107,6 +111,38 @@ struct AdoptionDaemonTests {
             #expect(status.adoption?.adopted.count == 1 && status.adoption?.warning == nil, "\(String(describing: status.adoption))")
             #expect(openDescriptorCount(harness.daemon.pid) == descriptorsBefore, "no descriptor gained or lost")
         }
+    }
+
+    @Test("launch --adopt rules survive a voipd killed while the program is suspended: the next voipd resumes it from the state file, adopts it by the same rules (no warning), suspends it once quiet, and a datagram wakes it",
+          .timeLimit(.minutes(2)))
+    func launchRulesSurviveARestart() throws {
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let first = try RestartRecoveryTests.start(rig)
+        var (control, follower) = try RestartRecoveryTests.controls(rig)
+        let (port, output) = try launchUDPReader(control, in: rig.directory)
+        let pid = try #require(try control.app("reader").pid)
+        // It is voipd's child, and outlives the voipds of this test: ended by pid.
+        defer {
+            kill(pid, SIGCONT)
+            kill(pid, SIGKILL)
+        }
+        try RestartRecoveryTests.suspend("reader", control, follower)
+        #expect(try control.app("reader").voipSockets == 1)
+
+        try RestartRecoveryTests.crash(first)
+        #expect(processState(pid) == "T", "left stopped by the crash")
+        _ = try RestartRecoveryTests.start(rig)
+        (control, follower) = try RestartRecoveryTests.controls(rig)
+        try control.waitUntil("reader", is: .suspended, follower: follower, timeout: .seconds(30))
+        let status = try control.app("reader")
+        #expect(status.pid == pid, "the same process, resumed and adopted again, not relaunched")
+        #expect(status.adoption?.rules == ["udp:local=127.0.0.1:*"], "\(String(describing: status.adoption))")
+        #expect(status.adoption?.warning == nil && status.voipSockets == 1, "\(String(describing: status.adoption))")
+
+        try sendDatagram("after the restart", toLoopbackPort: port)
+        try control.waitUntil("reader", is: .background, follower: follower)
+        try waitForText("got after the restart", in: output)
     }
 
     /// A daemon whose apps directory holds the UDP reader's manifest alone, the reader
@@ -235,18 +271,9 @@ struct AdoptionDaemonTests {
         let network = try PrivateNetwork()
         defer { network.stop() }
         try NamespacedKamailio.start(in: network, port: 5060)
-        let log = network.directory + "/alice.log"
-        let command = try Baresip.prepare(in: network, name: "alice", sipPort: 5070, user: "alice", transport: "udp")
-        let apps = try network.writeManifest(app: "alice", command: command, redirections: ">>\(log) 2>&1",
-                                             keys: ["adopt": ["sip"], "quietWindowSeconds": 1])
-        let harness = try DaemonHarness(arguments: ["--apps-directory", apps])
+        let alice = try AdoptedBaresip(in: network, transport: "udp")
+        let (harness, pid) = (alice.harness, alice.pid)
         defer { harness.stop() }
-        _ = try openFile(log, flags: O_WRONLY | O_CREAT)
-        _ = try harness.control.launchManifest("alice")
-        try waitForText("200 OK", in: log, timeout: .seconds(15))
-        _ = try harness.control.command(.background, "alice")
-        try harness.waitForState("alice", .suspended)
-        let pid = try #require(try harness.status("alice").pid)
 
         for round in 1...20 {
             #expect(ProcFS.state(of: pid) == "T", "suspended before call \(round)")

@@ -58,18 +58,20 @@ extension Daemon {
         }
     }
 
-    static let rulesLost = "its adoption rules were lost when voipd restarted: it finds no new socket (those held before still wake it); launch it again"
+    static let rulesLost = "its adoption rules are not known to this voipd: it finds no new socket (those held before still wake it); launch it again"
 
     /// A held copy is named after its socket's inode: `adopted-INODE`.
     static let adoptedSocketPrefix = "adopted-"
 
     /// The adoption of a program whose policy says it is adopted but whose record has none:
-    /// after an in-place upgrade or a restart, which carry the policy and not the rules. A
-    /// manifest's rules are its own again; a `launch --adopt`'s are lost, and then the program
-    /// is still measured and suspended when quiet, with a warning that nothing can wake it.
+    /// after an in-place upgrade or a restart, which carry the policy and the launch command,
+    /// not the adoption. A manifest's rules are its own again, a `launch --adopt`'s come back
+    /// from its launch command; without either (a record of a voipd that did not keep them)
+    /// the program is still measured and suspended when quiet, with a warning that nothing
+    /// new can wake it.
     private func recoveredAdoption(of app: AppRecord) -> AdoptedProgram? {
         guard app.lifecycle.policy.suspendsWhenQuiet else { return nil }
-        let settings = apps.manifests[app.id]?.adoption ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
+        let settings = apps.manifests[app.id]?.adoption ?? launchAdoption(of: app) ?? AdoptionSettings(policy: AdoptionPolicy(rules: []))
         let adoption = AdoptedProgram(settings: settings)
         // Copies an in-place upgrade carried over are the program's still.
         for held in registry.sockets(of: app.id) where held.origin == .adopted {
@@ -80,6 +82,18 @@ extension Daemon {
         app.adoption = adoption
         if settings.policy.rules.isEmpty { noteAdoptionWarning([Self.rulesLost], of: app) }
         return adoption
+    }
+
+    /// The rules its `launch --adopt` gave, read again from its launch command.
+    private func launchAdoption(of app: AppRecord) -> AdoptionSettings? {
+        guard let rules = app.launch?.adopt, !rules.isEmpty else { return nil }
+        do {
+            return AdoptionSettings(policy: try AdoptionPolicy(parsing: rules))
+        } catch {
+            // Written by a voipd that read rules this one does not.
+            log.warning("\(app.name): its stored adoption rules are not understood: \(error)")
+            return nil
+        }
     }
 
     /// The sampling timer: look if the program ran since the last look, take an activity

@@ -95,10 +95,11 @@ extension Daemon {
                 throw ProtocolError(systemError: error, "cannot duplicate the output descriptor")
             }
         }
-        let command = LaunchCommand(arguments: arguments, environment: request.environment ?? [],
-                                    workingDirectory: request.workingDirectory, account: account)
-        let specification = LaunchSpecification(command, standardOutput: output, standardError: error)
         let adoption = try Self.adoptionSettings(request)
+        let command = LaunchCommand(arguments: arguments, environment: request.environment ?? [],
+                                    workingDirectory: request.workingDirectory, account: account,
+                                    adopt: adoption == nil ? nil : request.adopt)
+        let specification = LaunchSpecification(command, standardOutput: output, standardError: error)
         let policy = AppPolicy(exitsOnSuspend: request.exitsOnSuspend ?? false, canLaunch: true,
                                relaunchOnData: request.relaunchOnData ?? true, runsInBackground: false,
                                speaksProtocol: request.speaksProtocol ?? (adoption == nil), suspendsWhenQuiet: adoption != nil)

@@ -9,6 +9,10 @@ struct LaunchCommand: Codable, Equatable {
     var workingDirectory: String?
     /// The account it runs as (nil: voipd's own).
     var account: ResolvedManifest.Account?
+    /// `voipctl launch --adopt` rules, as given: kept with the command so that a voipd after
+    /// a restart or an in-place upgrade adopts the program by them again. A manifest's rules
+    /// are not here: the manifest is read again.
+    var adopt: [String]? = nil
 }
 
 /// How to start an app again: what `voipctl launch` (or a manifest) said, and where the
