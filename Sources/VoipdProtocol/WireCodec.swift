@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Encodes and decodes frames: whole packets out, bodies (JSON via Codable) in. No I/O:
 /// VoipdProtocolIO sends and receives them. Holds its coders, so it belongs to one thread.

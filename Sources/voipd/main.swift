@@ -1,11 +1,17 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import VoipdDaemon
 import VoipdProtocol
 import VoipdSystem
 
+/// Writes to standard error in one write(2).
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
 func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("<3>voipd: \(message)\n".utf8))
+    writeStandardError("<3>voipd: \(message)\n")
     exit(status)
 }
 
@@ -15,8 +21,8 @@ let invocation: DaemonCommandLine.Invocation
 do {
     invocation = try DaemonCommandLine.parse(arguments)
 } catch let error as DaemonCommandLine.UsageError {
-    if !error.description.isEmpty { FileHandle.standardError.write(Data("voipd: \(error.description)\n".utf8)) }
-    FileHandle.standardError.write(Data((DaemonCommandLine.usage + "\n").utf8))
+    if !error.description.isEmpty { writeStandardError("voipd: \(error.description)\n") }
+    writeStandardError(DaemonCommandLine.usage + "\n")
     exit(error.description.isEmpty ? 0 : 2)
 }
 
@@ -35,7 +41,7 @@ do {
 
 if invocation.checkOnly {
     let errors = Daemon.checkManifests(configuration)
-    for error in errors { FileHandle.standardError.write(Data("<3>voipd: invalid manifest: \(error)\n".utf8)) }
+    for error in errors { writeStandardError("<3>voipd: invalid manifest: \(error)\n") }
     guard errors.isEmpty else { exit(ConfigurationError.exitStatus) }
     print("configuration \(configuration.source.file ?? "(none: defaults and flags)") is valid; manifests in \(configuration.appsDirectory) are valid")
     exit(0)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import VoipdAdoption
 import VoipdLifecycle
@@ -106,7 +106,7 @@ public enum ManifestCatalog {
         } catch {
             // No apps directory is no manifests; one that cannot be read is said, not taken for none.
             guard FileManager.default.fileExists(atPath: directory) else { return ([:], []) }
-            return ([:], [ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(error.localizedDescription)")])
+            return ([:], [ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(error)")])
         }
         var manifests: [String: ResolvedManifest] = [:]
         var errors: [ConfigurationError] = []
@@ -129,7 +129,7 @@ public enum ManifestCatalog {
                                timeScale: Double = 1) throws(ConfigurationError) -> ResolvedManifest {
         let manifest = try ConfigurationFile.decode(ConfigurationFile.read(path), file: path, as: AppManifest.self, keys: AppManifest.keys)
         func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: path, key: key, message) }
-        let fileName = String(path.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
+        let fileName = String(path.split(separator: "/").last ?? "").replacing(".json", with: "")
         let name = manifest.name ?? fileName
         do { try Daemon.validateName(name, what: "app") } catch { throw fail("name", error.message) }
         guard !manifest.command.isEmpty else { throw fail("command", "must not be empty") }

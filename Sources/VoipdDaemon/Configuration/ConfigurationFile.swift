@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
@@ -96,18 +96,21 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     /// Decodes one JSON object, checking its keys first so a misspelt one is named.
     static func decode<T: Decodable>(_ data: Data, file: String, as type: T.Type, keys: Set<String>,
                                      nested: [String: Set<String>] = [:]) throws(ConfigurationError) -> T {
-        let object: Any
+        let shape: JSONValue
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            shape = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            let detail = context.underlyingError.map { "\($0)" } ?? context.debugDescription
+            throw ConfigurationError(file: file, "not valid JSON: \(detail)")
         } catch {
-            throw ConfigurationError(file: file, "not valid JSON: \((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error)")
+            throw ConfigurationError(file: file, "not valid JSON: \(error)")
         }
-        guard let dictionary = object as? [String: Any] else { throw ConfigurationError(file: file, "must be a JSON object") }
-        for key in dictionary.keys.sorted() where !keys.contains(key) {
+        guard let members = shape.members else { throw ConfigurationError(file: file, "must be a JSON object") }
+        for key in members.keys.sorted() where !keys.contains(key) {
             throw ConfigurationError(file: file, key: key, "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }
         for (key, allowed) in nested {
-            guard let inner = dictionary[key] as? [String: Any] else { continue }
+            guard let inner = members[key]?.members else { continue }
             for name in inner.keys.sorted() where !allowed.contains(name) {
                 throw ConfigurationError(file: file, key: "\(key).\(name)", "unknown key (known: \(allowed.sorted().joined(separator: ", ")))")
             }
@@ -149,7 +152,7 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public func overlaid(by other: ConfigurationFile) -> ConfigurationFile {
         do {
             let merged = Self.overlay(try Self.jsonObject(self), with: try Self.jsonObject(other))
-            return try Self.overlayDecoder.decode(ConfigurationFile.self, from: JSONSerialization.data(withJSONObject: merged))
+            return try Self.overlayDecoder.decode(ConfigurationFile.self, from: JSONEncoder().encode(JSONValue.object(merged)))
         } catch {
             // Strings, numbers (a flag's NaN or infinity spelled out) and objects of them
             // always encode and decode.
@@ -158,17 +161,17 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     }
 
     /// `top`'s keys over `base`'s; objects on both sides are overlaid the same way.
-    private static func overlay(_ base: [String: Any], with top: [String: Any]) -> [String: Any] {
+    private static func overlay(_ base: [String: JSONValue], with top: [String: JSONValue]) -> [String: JSONValue] {
         base.merging(top) { below, above in
-            guard let below = below as? [String: Any], let above = above as? [String: Any] else { return above }
-            return overlay(below, with: above)
+            guard let below = below.members, let above = above.members else { return above }
+            return .object(overlay(below, with: above))
         }
     }
 
-    private static func jsonObject(_ file: ConfigurationFile) throws -> [String: Any] {
+    private static func jsonObject(_ file: ConfigurationFile) throws -> [String: JSONValue] {
         let encoder = JSONEncoder()
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-        return try JSONSerialization.jsonObject(with: encoder.encode(file)) as? [String: Any] ?? [:]
+        return try JSONDecoder().decode(JSONValue.self, from: encoder.encode(file)).members ?? [:]
     }
 
     private static var overlayDecoder: JSONDecoder {
@@ -265,5 +268,52 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
             }
         }
         return configuration
+    }
+}
+
+/// Any JSON value, read and written with Codable: what Foundation's JSONSerialization gives,
+/// which is not in FoundationEssentials (voipd links that instead of Foundation to start
+/// faster, docs/BENCHMARKS.md). Numbers are Doubles: the configuration's are far below 2^53.
+enum JSONValue: Codable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+
+    init(from decoder: Decoder) throws {
+        let value = try decoder.singleValueContainer()
+        if value.decodeNil() {
+            self = .null
+        } else if let bool = try? value.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let number = try? value.decode(Double.self) {
+            self = .number(number)
+        } else if let string = try? value.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? value.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try value.decode([String: JSONValue].self))
+        }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var value = encoder.singleValueContainer()
+        switch self {
+        case .object(let members): try value.encode(members)
+        case .array(let elements): try value.encode(elements)
+        case .string(let string): try value.encode(string)
+        case .number(let number): try value.encode(number)
+        case .bool(let bool): try value.encode(bool)
+        case .null: try value.encodeNil()
+        }
+    }
+
+    /// An object's members; nil for anything else.
+    var members: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
     }
 }

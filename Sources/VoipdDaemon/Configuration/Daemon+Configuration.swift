@@ -52,7 +52,7 @@ extension Daemon {
 
     /// The name a manifest file gives its app when it names none.
     static func manifestName(file: String) -> String {
-        String(file.split(separator: "/").last ?? "").replacingOccurrences(of: ".json", with: "")
+        String(file.split(separator: "/").last ?? "").replacing(".json", with: "")
     }
 
     /// SIGHUP: the configuration file and manifests again. An invalid configuration is

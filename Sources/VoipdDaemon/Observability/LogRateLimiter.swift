@@ -1,4 +1,4 @@
-import Foundation
+import Synchronization
 import VoipdSystem
 import VoipdVocabulary
 
@@ -7,7 +7,7 @@ import VoipdVocabulary
 /// once the interval is over (before the next line voipd logs). A client that makes voipd
 /// log an error on every request, or a loop meeting the same failure again and again,
 /// costs at most `burst` lines per interval and call site.
-final class LogRateLimiter: @unchecked Sendable {
+final class LogRateLimiter: Sendable {
     /// A call site: the address of its file's name (a unique literal) and its line.
     struct Site: Hashable {
         var file: UInt
@@ -24,11 +24,13 @@ final class LogRateLimiter: @unchecked Sendable {
 
     let burst: Int
     let interval: Duration
+    private struct State {
+        var windows: [Site: Window] = [:]
+        /// Sites with suppressed lines not yet reported.
+        var suppressing: Set<Site> = []
+    }
     // Logging happens on the daemon's one thread; the lock keeps the type honest as Sendable.
-    private let lock = NSLock()
-    private var windows: [Site: Window] = [:]
-    /// Sites with suppressed lines not yet reported.
-    private var suppressing: Set<Site> = []
+    private let state = Mutex(State())
 
     init(burst: Int = 100, interval: Duration = .seconds(10)) {
         self.burst = burst
@@ -39,28 +41,28 @@ final class LogRateLimiter: @unchecked Sendable {
     /// suppressed lines (of any site) whose interval is over, to write first.
     func admit(file: StaticString, line: UInt, now: MonotonicInstant = .now) -> (admitted: Bool, summaries: [String]) {
         let site = Site(file: UInt(bitPattern: file.utf8Start), line: line)
-        lock.lock()
-        defer { lock.unlock() }
-        var summaries: [String] = []
-        for other in suppressing {
-            guard let window = windows[other], now - window.start >= interval else { continue }
-            summaries.append("\(window.suppressed) similar messages suppressed (\(window.origin))")
-            windows[other] = nil
-            suppressing.remove(other)
+        return state.withLock { state in
+            var summaries: [String] = []
+            for other in state.suppressing {
+                guard let window = state.windows[other], now - window.start >= interval else { continue }
+                summaries.append("\(window.suppressed) similar messages suppressed (\(window.origin))")
+                state.windows[other] = nil
+                state.suppressing.remove(other)
+            }
+            var window = state.windows[site] ?? Window(start: now)
+            if now - window.start >= interval { window = Window(start: now) }
+            let admitted = window.written < burst
+            if admitted {
+                window.written += 1
+            } else {
+                if window.suppressed == 0 { window.origin = "\(file):\(line)" }
+                window.suppressed += 1
+                state.suppressing.insert(site)
+            }
+            state.windows[site] = window
+            // Windows of quiet sites are forgotten, so the table stays as small as the busy sites.
+            if state.windows.count > 1024 { state.windows = state.windows.filter { now - $0.value.start < interval || $0.value.suppressed > 0 } }
+            return (admitted, summaries)
         }
-        var window = windows[site] ?? Window(start: now)
-        if now - window.start >= interval { window = Window(start: now) }
-        let admitted = window.written < burst
-        if admitted {
-            window.written += 1
-        } else {
-            if window.suppressed == 0 { window.origin = "\(file):\(line)" }
-            window.suppressed += 1
-            suppressing.insert(site)
-        }
-        windows[site] = window
-        // Windows of quiet sites are forgotten, so the table stays as small as the busy sites.
-        if windows.count > 1024 { windows = windows.filter { now - $0.value.start < interval || $0.value.suppressed > 0 } }
-        return (admitted, summaries)
     }
 }

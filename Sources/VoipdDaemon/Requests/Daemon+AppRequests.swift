@@ -251,7 +251,7 @@ extension Daemon {
     /// Logs a call's start or end (the status shows it too).
     func noteCall(of app: AppRecord, startedAt: MonotonicInstant?, after input: LifecycleInput) {
         guard let startedAt else { return log.info("\(app.name): in a call (audio session active): not suspended while it lasts") }
-        let lasted = String(format: "%.1f", (now - startedAt).seconds / configuration.timeScale)
+        let lasted = ((now - startedAt).seconds / configuration.timeScale * 10).rounded() / 10
         let why = input == .timerFired(.callLimit) ? "the maximum call duration was reached" : "audio session inactive"
         log.info("\(app.name): call over after \(lasted) s (\(why)); background rules apply again")
     }
