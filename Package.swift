@@ -32,7 +32,7 @@ let package = Package(
         // Owned descriptors and thin syscall wrappers that throw Errno.
         .target(name: "VoipdSystem", dependencies: ["CVoipd", "CVoipdSpawn", "VoipdVocabulary"]),
         // The wire protocol: framing and message bodies (docs/PROTOCOL.md). Pure: no I/O.
-        .target(name: "VoipdProtocol", dependencies: ["VoipdVocabulary"]),
+        .target(name: "VoipdProtocol", dependencies: ["VoipdVocabulary", "VoipdTransfers"]),
         // Whole frames over control connections: the protocol's socket side.
         .target(name: "VoipdProtocolIO", dependencies: ["VoipdProtocol", "VoipdSystem"]),
         // The pure lifecycle state machine: events in, actions out, no system calls.
@@ -43,7 +43,8 @@ let package = Package(
         // "Adopted programs").
         .target(name: "VoipdAdoption", dependencies: ["VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
-        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary", "VoipdAdoption"]),
+        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary", "VoipdAdoption",
+                                                    "VoipdTransfers", "VoipdTransferService"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
         .target(name: "VoipdTransfers"),
@@ -51,7 +52,7 @@ let package = Package(
         // starts and speaks to without blocking, for a host loop (voipd's) to drive.
         .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
         // The client library for apps and for voipctl.
-        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary"]),
+        .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary", "VoipdTransfers"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
         .target(name: "SIP", dependencies: ["VoipdSystem"]),
 

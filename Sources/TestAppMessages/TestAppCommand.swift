@@ -38,6 +38,14 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case fillMemory(megabytes: Int, seed: UInt64)
     /// Reads all the memory it filled and reports the checksum (`memoryChecksum`).
     case checksumMemory
+    /// Opens the background session `session` (answered by `sessionOpened`).
+    case openSession(session: String)
+    /// A download of `url` into `path` in the session (answered by `transferCreated`).
+    case download(session: String, url: String, path: String)
+    /// An upload of the file `path` to `url` with PUT (answered by `transferCreated`).
+    case upload(session: String, url: String, path: String)
+    /// The credential the app answers challenges with from now on (nil: take the 401).
+    case credential(user: String?, password: String?)
     case exit(code: Int32)
     /// `abort()`.
     case crash

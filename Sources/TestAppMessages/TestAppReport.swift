@@ -44,6 +44,14 @@ public enum TestAppReport: Codable, Equatable, Sendable {
     case memoryFilled(megabytes: Int, checksum: UInt64)
     /// The checksum over the filled memory as it reads now.
     case memoryChecksum(UInt64)
+    /// A background session is open, with these tasks voipd has for it.
+    case sessionOpened(session: String, tasks: [UInt64])
+    case transferCreated(session: String, task: UInt64)
+    /// A task's completion, handed over in a `backgroundTransferEvents` event: its HTTP
+    /// status, and its error if it failed.
+    case transferCompleted(session: String, task: UInt64, status: Int?, error: String?)
+    /// A challenge (a 401), and whether the app answered it with a credential.
+    case transferChallenged(session: String, task: UInt64, answered: Bool)
     case error(message: String)
 
     public enum ReadOutcome: Codable, Equatable, Sendable {
@@ -102,6 +110,16 @@ extension TestAppReport {
     public var writeErrno: Int32? {
         guard case .wrote(_, _, let errno) = self else { return nil }
         return errno ?? 0
+    }
+
+    public var sessionOpened: (session: String, tasks: [UInt64])? {
+        guard case .sessionOpened(let session, let tasks) = self else { return nil }
+        return (session, tasks)
+    }
+
+    public var transferCreated: (session: String, task: UInt64)? {
+        guard case .transferCreated(let session, let task) = self else { return nil }
+        return (session, task)
     }
 
     public var taskID: UInt64? {

@@ -5,3 +5,16 @@
 @_exported import VoipdVocabulary
 @_exported import VoipdProtocol
 @_exported import struct VoipdSystem.FileDescriptor
+// Background transfers' records (docs/TRANSFERS.md): what a task's completion, challenge
+// and progress say, and a session's options. The engine itself is voipd's alone.
+@_exported import struct VoipdTransfers.TransferCompletion
+@_exported import struct VoipdTransfers.TransferProgress
+@_exported import struct VoipdTransfers.TransferOptions
+@_exported import struct VoipdTransfers.AuthenticationChallenge
+@_exported import enum VoipdTransfers.ChallengeAnswer
+@_exported import enum VoipdTransfers.TransferError
+@_exported import struct VoipdTransfers.NetworkFailure
+@_exported import struct VoipdTransfers.HTTPHeaders
+@_exported import struct VoipdTransfers.HTTPHeader
+@_exported import struct VoipdTransfers.HTTPResponseHead
+@_exported import enum VoipdTransfers.PowerSource

@@ -10,6 +10,9 @@ public struct LifecycleEvent: Sendable, Equatable {
     public var kind: AppEventKind
     /// For voipSocketReadable.
     public var socket: SocketReadiness?
+    /// For backgroundTransferEvents: the transfers' events (handed to the sessions'
+    /// delegates by ``VoIPApplication/dispatch(_:)``).
+    public var transfers: TransferEventsPayload?
     /// The app's state once this event is handled.
     public var state: AppState
     public var reason: String
@@ -17,6 +20,7 @@ public struct LifecycleEvent: Sendable, Equatable {
     init(_ message: EventMessage) {
         id = message.event
         kind = message.kind
+        transfers = message.transfers
         socket = message.socket.map {
             SocketReadiness(name: $0, bytesAvailable: message.bytesAvailable ?? 0, peerClosed: message.peerClosed ?? false,
                             connectionsWaiting: message.connectionsWaiting)
@@ -91,6 +95,8 @@ public final class VoIPApplication {
     var tasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
     private var nextTaskID: UInt64 = 1
     var keepAlive: (seconds: Double, reachableFor: Double?, handler: () -> Void)?
+    /// Background sessions opened in this process, by identifier.
+    var sessions: [String: BackgroundSession] = [:]
     /// Whether the app's audio session is active: it is in a call (``setAudioSessionActive(_:)``).
     public internal(set) var isAudioSessionActive = false
 
@@ -327,6 +333,7 @@ public final class VoIPApplication {
             if let connection {
                 do {
                     while let message = try connection.nextUnsolicited(timeoutMilliseconds: 0) {
+                        if case .transferProgress(let progress) = message { dispatchTransferProgress(progress) }
                         guard case .event(let body) = message else { continue }
                         let event = LifecycleEvent(body)
                         state = event.state
@@ -396,6 +403,8 @@ public final class VoIPApplication {
         case .willTerminate: delegate?.applicationWillTerminate(self)
         case .voipSocketReadable:
             if let readiness = event.socket { delegate?.application(self, voipSocketReadable: readiness) }
+        case .backgroundTransferEvents:
+            if let transfers = event.transfers { dispatchTransferEvents(transfers) }
         case .keepAlive, .backgroundTaskWillExpire: break
         }
         runHandlers(for: event)

@@ -25,6 +25,12 @@ public protocol VoIPApplicationDelegate: AnyObject {
     /// voipd, back after a restart, refused to hold a socket the app had registered (a
     /// lowered quota, say): the socket is no longer a VoIP socket.
     func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError)
+    /// Events of the background session `identifier`, which this process has not opened
+    /// (it was relaunched for them): open it here with
+    /// ``VoIPApplication/backgroundSession(identifier:options:delegate:)`` so its delegate
+    /// receives them (`application(_:handleEventsForBackgroundURLSession:completionHandler:)`;
+    /// the delivery is acknowledged once its events are handed over).
+    func application(_ application: VoIPApplication, handleEventsForBackgroundSession identifier: String)
 }
 
 extension VoIPApplicationDelegate {
@@ -37,4 +43,5 @@ extension VoIPApplicationDelegate {
     public func applicationSupervisorDidBecomeUnavailable(_ application: VoIPApplication) {}
     public func applicationSupervisorDidBecomeAvailable(_ application: VoIPApplication) {}
     public func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {}
+    public func application(_ application: VoIPApplication, handleEventsForBackgroundSession identifier: String) {}
 }

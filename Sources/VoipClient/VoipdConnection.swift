@@ -9,6 +9,8 @@ import VoipdVocabulary
 public enum UnsolicitedMessage {
     case event(EventMessage)
     case transition(TransitionRecord)
+    /// A background transfer of this app moved bytes.
+    case transferProgress(TransferEventMessage)
 }
 
 /// One connection to voipd's control socket: numbered requests, their replies (with any
@@ -156,6 +158,7 @@ public final class VoipdConnection {
             guard AppEventKind(rawValue: probe.kind) != nil else { return try post(.acknowledge, AcknowledgeMessage(event: probe.event)) }
             unsolicited.append(.event(try decode(EventMessage.self, frame.body)))
         case .transition: unsolicited.append(.transition(try decode(TransitionRecord.self, frame.body)))
+        case .transferProgress: unsolicited.append(.transferProgress(try decode(TransferEventMessage.self, frame.body)))
         default: throw VoipdError.unexpected("a \(frame.type) frame")
         }
     }

@@ -90,6 +90,11 @@ public final class VoipdControl {
         try live().request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0
     }
 
+    /// The background transfers' tasks, of every app the caller may see, or of one.
+    public func transfers(app: String? = nil) throws -> [TransferTaskStatus] {
+        try live().request(.transfers, { TransfersRequest(id: $0, app: app) }, expecting: TransferTasksResult.self).0.tasks
+    }
+
     public func stats() throws -> String {
         try live().request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
     }

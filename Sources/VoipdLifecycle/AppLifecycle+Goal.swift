@@ -122,6 +122,12 @@ extension AppLifecycle {
         // One readiness report per socket is enough; the newest counts.
         dormant.outbox.removeAll { $0.kind == .voipSocketReadable && $0.socket?.name == readiness.name }
         enqueue(.voipSocketReadable, socket: readiness, reason: readiness.arrival)
+        relaunchInBackground(reason: readiness.arrival, &turn)
+    }
+
+    /// Launches the dead app in the background for the events queued for it, at once or
+    /// once the crash-loop throttle allows (unless a relaunch is scheduled already).
+    mutating func relaunchInBackground(reason: String, _ turn: inout Turn) {
         guard !relaunchScheduled else { return }
         let delay = relaunchDelay(now: turn.now)
         if delay > .zero {
@@ -129,7 +135,7 @@ extension AppLifecycle {
             turn.emit(.disarmSockets)
             turn.emit(.startTimer(.relaunchThrottle, after: delay))
         } else {
-            turn.emit(.launch(inBackground: true, reason: readiness.arrival))
+            turn.emit(.launch(inBackground: true, reason: reason))
         }
     }
 
@@ -175,14 +181,14 @@ extension AppLifecycle {
 
     // MARK: - Events
 
-    private mutating func makeEvent(_ kind: AppEventKind, socket: SocketReadiness?, reason: String) -> AppEvent {
+    private mutating func makeEvent(_ kind: AppEventKind, socket: SocketReadiness?, delivery: UInt64? = nil, reason: String) -> AppEvent {
         defer { nextEventID += 1 }
-        return AppEvent(id: nextEventID, kind: kind, socket: socket, reason: reason)
+        return AppEvent(id: nextEventID, kind: kind, socket: socket, delivery: delivery, reason: reason)
     }
 
     /// Queues an event for the process, or for the next one when none runs.
-    mutating func enqueue(_ kind: AppEventKind, socket: SocketReadiness? = nil, reason: String) {
-        let event = makeEvent(kind, socket: socket, reason: reason)
+    mutating func enqueue(_ kind: AppEventKind, socket: SocketReadiness? = nil, delivery: UInt64? = nil, reason: String) {
+        let event = makeEvent(kind, socket: socket, delivery: delivery, reason: reason)
         if phase.isAlive { running.outbox.append(event) } else { dormant.outbox.append(event) }
     }
 
@@ -215,7 +221,7 @@ extension AppLifecycle {
         switch event.kind {
         case .willTerminate:
             kill(pendingTermination ?? TerminationReason(.terminated, "willTerminate acknowledged"), &turn)
-        case .voipSocketReadable, .keepAlive:
+        case .voipSocketReadable, .keepAlive, .backgroundTransferEvents:
             // Handled: what remains is for settle (suspend unless tasks are open). An app
             // that could not be told keeps the rest of its wake budget.
             guard delivered else { break }

@@ -15,6 +15,7 @@ extension AppLifecycle {
         case .acknowledged(let id): acknowledged(id, &turn)
         case .stopConfirmed: stopConfirmed(&turn)
         case .socketReady(let readiness): socketReady(readiness, &turn)
+        case .transferEventsReady(let delivery): transferEventsReady(delivery, &turn)
         case .processExited(let end): processExited(end, &turn)
         case .beginBackgroundTask(let name): beginBackgroundTask(name, &turn)
         case .endBackgroundTask(let id): endBackgroundTask(id, &turn)
@@ -138,6 +139,25 @@ extension AppLifecycle {
         case .active, .inactive, .background:
             // The app runs and reads its own sockets; a late report is stale.
             break
+        }
+    }
+
+    private mutating func transferEventsReady(_ delivery: UInt64, _ turn: inout Turn) {
+        let reason = "background transfer events"
+        switch phase {
+        case .suspending, .suspended:
+            guard pendingTermination == nil else { return turn.reject("terminating") }
+            wake(reason: reason, &turn)
+            enqueue(.backgroundTransferEvents, delivery: delivery, reason: reason)
+        case .active, .inactive, .background:
+            guard pendingTermination == nil else { return turn.reject("terminating") }
+            enqueue(.backgroundTransferEvents, delivery: delivery, reason: reason)
+        case .notRunning, .terminated:
+            // iOS relaunches an app for its transfers unless the user force-quit it.
+            guard policy.canLaunch else { return turn.reject("not running, and voipd does not know how to launch it") }
+            guard history.lastTermination?.code != .forceQuit else { return turn.reject("force-quit: not relaunched for its transfers") }
+            enqueue(.backgroundTransferEvents, delivery: delivery, reason: reason)
+            relaunchInBackground(reason: reason, &turn)
         }
     }
 

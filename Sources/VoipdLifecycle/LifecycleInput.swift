@@ -58,6 +58,10 @@ public enum LifecycleInput: Equatable, Sendable {
     case stopConfirmed
     /// Data or a hang-up on a held VoIP socket.
     case socketReady(SocketReadiness)
+    /// Background transfers have events for the app (docs/TRANSFERS.md): a suspended app is
+    /// resumed for them as for data, one not running is launched in the background; refused
+    /// when it cannot be reached.
+    case transferEventsReady(delivery: UInt64)
     /// The process ended.
     case processExited(ProcessEnd)
     case beginBackgroundTask(name: String)

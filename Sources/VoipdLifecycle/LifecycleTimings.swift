@@ -123,7 +123,7 @@ public struct LifecycleTimings: Equatable, Sendable, Codable {
         case .willResignActive, .willEnterForeground, .didBecomeActive: return foregroundTransitionWatchdog
         case .willTerminate: return willTerminateWatchdog
         case .backgroundTaskWillExpire: return expirationWarning
-        case .voipSocketReadable, .keepAlive: return nil
+        case .voipSocketReadable, .keepAlive, .backgroundTransferEvents: return nil
         }
     }
 }

@@ -118,18 +118,21 @@ public struct EventMessage: Codable, Sendable, Equatable {
     public var peerClosed: Bool?
     /// For voipSocketReadable of a listening socket: the connections waiting to be accepted.
     public var connectionsWaiting: Int?
+    /// For backgroundTransferEvents: the delivery's events.
+    public var transfers: TransferEventsPayload?
     /// The app's state after this event.
     public var state: AppState
     public var reason: String
 
     public init(event: UInt64, kind: AppEventKind, socket: String? = nil, bytesAvailable: Int? = nil,
-                peerClosed: Bool? = nil, connectionsWaiting: Int? = nil, state: AppState, reason: String) {
+                peerClosed: Bool? = nil, connectionsWaiting: Int? = nil, transfers: TransferEventsPayload? = nil, state: AppState, reason: String) {
         self.event = event
         self.kind = kind
         self.socket = socket
         self.bytesAvailable = bytesAvailable
         self.peerClosed = peerClosed
         self.connectionsWaiting = connectionsWaiting
+        self.transfers = transfers
         self.state = state
         self.reason = reason
     }

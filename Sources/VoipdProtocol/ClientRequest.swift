@@ -12,6 +12,9 @@ public enum ClientRequest {
     case endBackgroundTask(EndBackgroundTaskRequest)
     case setKeepAliveTimeout(SetKeepAliveRequest)
     case setAudioSessionActive(SetAudioSessionActiveRequest)
+    case transferSession(TransferSessionRequest)
+    case transferCreate(TransferCreateRequest)
+    case transferTask(TransferTaskRequest)
     case launch(LaunchRequest)
     case status(AppQueryRequest)
     case sockets(AppQueryRequest)
@@ -21,6 +24,7 @@ public enum ClientRequest {
     /// `stats` has no fields; its body is not read.
     case stats
     case upgrade(EmptyRequest)
+    case transfers(TransfersRequest)
 
     /// Decodes the body of a frame of `type` that arrived with `descriptorCount` descriptors.
     /// A type only voipd sends or a wrong number of descriptors is a framing error (the
@@ -45,6 +49,9 @@ public enum ClientRequest {
         case .endBackgroundTask: self = .endBackgroundTask(try codec.decode(EndBackgroundTaskRequest.self, from: body))
         case .setKeepAliveTimeout: self = .setKeepAliveTimeout(try codec.decode(SetKeepAliveRequest.self, from: body))
         case .setAudioSessionActive: self = .setAudioSessionActive(try codec.decode(SetAudioSessionActiveRequest.self, from: body))
+        case .transferSession: self = .transferSession(try codec.decode(TransferSessionRequest.self, from: body))
+        case .transferCreate: self = .transferCreate(try codec.decode(TransferCreateRequest.self, from: body))
+        case .transferTask: self = .transferTask(try codec.decode(TransferTaskRequest.self, from: body))
         case .launch: self = .launch(try codec.decode(LaunchRequest.self, from: body))
         case .status: self = .status(try codec.decode(AppQueryRequest.self, from: body))
         case .sockets: self = .sockets(try codec.decode(AppQueryRequest.self, from: body))
@@ -53,7 +60,8 @@ public enum ClientRequest {
         case .events: self = .events(try codec.decode(EventsRequest.self, from: body))
         case .stats: self = .stats
         case .upgrade: self = .upgrade(try codec.decode(EmptyRequest.self, from: body))
-        case .reply, .event, .transition: throw ProtocolError(.unknownType, "\(type) is sent by voipd, not to it")
+        case .transfers: self = .transfers(try codec.decode(TransfersRequest.self, from: body))
+        case .reply, .event, .transition, .transferProgress: throw ProtocolError(.unknownType, "\(type) is sent by voipd, not to it")
         }
     }
 }

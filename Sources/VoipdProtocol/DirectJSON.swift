@@ -6,6 +6,12 @@
 /// `.sortedKeys` and `.withoutEscapingSlashes` writes (tests and the fuzz target hold them to it).
 public protocol DirectJSONEncodable: Encodable {
     func appendJSON(to output: inout [UInt8])
+    /// Whether ``appendJSON(to:)`` can write this value (else `JSONEncoder` does).
+    var encodesDirectly: Bool { get }
+}
+
+extension DirectJSONEncodable {
+    public var encodesDirectly: Bool { true }
 }
 
 /// Appends an object's fields to a byte buffer, taken from the caller and given back at the
@@ -142,6 +148,9 @@ struct JSONAppender {
 }
 
 extension EventMessage: DirectJSONEncodable {
+    /// Transfer events are not on the wake path's hot loop, and are nested: JSONEncoder's.
+    public var encodesDirectly: Bool { transfers == nil }
+
     public func appendJSON(to output: inout [UInt8]) {
         JSONAppender.object(into: &output) { json in
             if let bytesAvailable { json.field("bytesAvailable", bytesAvailable) }

@@ -11,6 +11,9 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case endBackgroundTask = 7
     case setKeepAliveTimeout = 8
     case setAudioSessionActive = 9
+    case transferSession = 10
+    case transferCreate = 11
+    case transferTask = 12
     // Control (voipctl) → voipd.
     case launch = 16
     case status = 17
@@ -20,10 +23,13 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case events = 21
     case stats = 22
     case upgrade = 23
+    case transfers = 24
     // voipd → client.
     case reply = 128
     case event = 129
     case transition = 130
+    /// A running app's task moved bytes (not acknowledged).
+    case transferProgress = 131
 
     /// The most descriptors a frame of this type may carry from a client.
     public var maximumDescriptorsFromClient: Int {

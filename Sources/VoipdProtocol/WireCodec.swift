@@ -15,7 +15,7 @@ public final class WireCodec {
 
     /// A whole packet: header and JSON body.
     public func packet(_ type: MessageType, _ body: some Encodable, descriptorCount: Int = 0) throws -> [UInt8] {
-        if let direct = body as? any DirectJSONEncodable {
+        if let direct = body as? any DirectJSONEncodable, direct.encodesDirectly {
             var packet = Frame.encode(type: type, body: [], descriptorCount: descriptorCount)
             direct.appendJSON(to: &packet)
             let length = UInt32(packet.count - Frame.headerSize)

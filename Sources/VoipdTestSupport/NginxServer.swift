@@ -129,3 +129,13 @@ public final class NginxServer {
     /// The access log's lines.
     public var requests: [String] { (ProcFS.read(accessLog) ?? "").split(separator: "\n").map(String.init) }
 }
+
+extension NginxServer {
+    /// Serves a new file of random bytes at `/name` and returns its SHA-256.
+    @discardableResult
+    public func serve(_ name: String, size: Int) throws -> String {
+        let path = www + "/" + name
+        try makeRandomFile(path, size: size)
+        return try sha256(path)
+    }
+}

@@ -26,6 +26,9 @@ public enum AppEventKind: String, Codable, Sendable, CaseIterable {
     case voipSocketReadable
     case keepAlive
     case backgroundTaskWillExpire
+    /// Background transfers ended or were challenged (`handleEventsForBackgroundURLSession`):
+    /// the event carries them; acknowledging it says they are handled.
+    case backgroundTransferEvents
 }
 
 /// Why a held VoIP socket woke its app: what the kernel reported, read without consuming.

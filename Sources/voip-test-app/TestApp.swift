@@ -23,6 +23,8 @@ final class TestApp {
     private var channel: ReportChannel!
     /// The connection to voipd; nil when the app runs `--without-voipd`.
     private var application: VoIPApplication?
+    /// What the app answers transfer challenges with (nil: the 401 stands).
+    private var credential: (user: String, password: String)?
 
     init(arguments: [String]) { options = arguments }
 
@@ -296,6 +298,17 @@ final class TestApp {
         case .checksumMemory:
             guard let patterned else { throw Errno(EINVAL, call: "checksumMemory: no memory filled") }
             channel.report(.memoryChecksum(patterned.checksum()))
+        case .openSession(let session):
+            let tasks = try voipd().backgroundSession(identifier: session, delegate: self).getAllTasks()
+            channel.report(.sessionOpened(session: session, tasks: tasks.map(\.task)))
+        case .download(let session, let url, let path):
+            let task = try backgroundSession(session).downloadTask(with: url, to: path)
+            channel.report(.transferCreated(session: session, task: task))
+        case .upload(let session, let url, let path):
+            let task = try backgroundSession(session).uploadTask(with: url, fromFile: path)
+            channel.report(.transferCreated(session: session, task: task))
+        case .credential(let user, let password):
+            credential = user.flatMap { user in password.map { (user, $0) } }
         case .exit(let code):
             exit(code)
         case .crash:
@@ -365,5 +378,33 @@ extension TestApp: VoIPApplicationDelegate {
 
     func application(_ application: VoIPApplication, didFailToRegisterVoIPSocket name: String, error: VoipdError) {
         channel.report(.registrationRefused(socket: name, message: "\(error)"))
+    }
+}
+
+/// Background transfers: sessions opened on command, or again when voipd relaunches the app
+/// for their events; each completion and challenge reported.
+extension TestApp: BackgroundSessionDelegate {
+    private func backgroundSession(_ identifier: String) throws -> BackgroundSession {
+        let application = try voipd()
+        return try application.openedBackgroundSession(identifier) ?? application.backgroundSession(identifier: identifier, delegate: self)
+    }
+
+    func application(_ application: VoIPApplication, handleEventsForBackgroundSession identifier: String) {
+        do {
+            _ = try application.backgroundSession(identifier: identifier, delegate: self)
+        } catch {
+            channel.report(.error(message: "reopening session \(identifier): \(error)"))
+        }
+    }
+
+    func backgroundSession(_ session: BackgroundSession, task: UInt64, didCompleteWith completion: TransferCompletion) {
+        channel.report(.transferCompleted(session: session.identifier, task: task, status: completion.response?.status,
+                                          error: completion.error?.description))
+    }
+
+    func backgroundSession(_ session: BackgroundSession, task: UInt64, didReceive challenge: AuthenticationChallenge) -> ChallengeAnswer {
+        channel.report(.transferChallenged(session: session.identifier, task: task, answered: credential != nil))
+        guard let credential else { return .performDefaultHandling }
+        return .useCredential(user: credential.user, password: credential.password)
     }
 }

@@ -22,6 +22,7 @@ struct Commands {
         case "memory-pressure": return try memoryPressure()
         case "events": return try eventsCommand()
         case "stats": return try statsCommand()
+        case "transfers": return try transfersCommand()
         case "top": return try topCommand()
         case "upgrade": return try upgradeCommand()
         case "completion": return try completionCommand()
@@ -143,6 +144,13 @@ struct Commands {
         for record in try control.events(name, follow: follow, to: states.isEmpty ? nil : states) { print(record) }
         guard follow else { return .ok }
         while let record = try control.nextTransition(timeoutMilliseconds: -1) { print(record) }
+        return .ok
+    }
+
+    private func transfersCommand() throws -> ExitStatus {
+        let name = try nameArgument(required: false)
+        let tasks = try control().transfers(app: name)
+        write(json ? Output.json(TransferTasksResult(tasks: tasks)) : Output.transfers(tasks))
         return .ok
     }
 

@@ -91,6 +91,29 @@ enum Output {
         return connections == 1 ? "1 connection" : "\(connections) connections"
     }
 
+    /// Background transfers: one line each, with a progress bar when the size is known.
+    static func transfers(_ tasks: [TransferTaskStatus]) -> String {
+        table(["TASK", "APP", "SESSION", "KIND", "STATE", "BYTES", "PROGRESS", "URL"], tasks.map { task in
+            let done = task.kind == .download ? task.bytesReceived : task.bytesSent
+            let expected = task.kind == .download ? task.bytesExpectedToReceive : task.bytesExpectedToSend
+            var state = task.state.rawValue
+            if let reason = task.waitReason { state += " (\(reason))" }
+            if let error = task.error { state += ": \(error)" }
+            return ["\(task.task)", task.app, task.session, task.kind.rawValue, state,
+                    TopValue.bytes(UInt64(max(done, 0))) + (expected.map { " / " + TopValue.bytes(UInt64(max($0, 0))) } ?? ""),
+                    expected.map { progressBar(done, of: $0) } ?? "-", task.url]
+        })
+    }
+
+    /// `[#####·····]  50%`.
+    static func progressBar(_ done: Int64, of total: Int64, width: Int = 10) -> String {
+        let fraction = total > 0 ? min(max(Double(done) / Double(total), 0), 1) : 1
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let percent = String(Int((fraction * 100).rounded(.down)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: width - filled) + "] "
+            + String(repeating: " ", count: 3 - percent.count) + percent + "%"
+    }
+
     static func transition(_ record: TransitionRecord) -> String {
         "\(time(record.time))  \(record.app)  \(record.from.rawValue) → \(record.to.rawValue)  \(record.reason)"
     }

@@ -185,6 +185,12 @@ enum VerbTable {
             One line per transition: time, app, from, to, reason; --to keeps only transitions
             to those states (\(AppState.allCases.map(\.rawValue).joined(separator: ", "))).
             """),
+            VerbSpec(name: "transfers", section: .apps, operands: .app(required: false), summary: "background transfers: state, bytes, progress",
+                     details: """
+                     Each background download and upload voipd performs for apps (every app's, or
+                     NAME's): its number, app, session, kind, state (and why it waits), bytes moved
+                     and expected, a progress bar, and its URL. --json gives every field.
+                     """),
             VerbSpec(name: "stats", section: .system, summary: "counters, Prometheus text format",
                      details: """
                      Counters in the Prometheus text exposition format (for node_exporter's textfile

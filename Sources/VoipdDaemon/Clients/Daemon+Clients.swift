@@ -66,6 +66,9 @@ extension Daemon {
         case .endBackgroundTask(let request): try endBackgroundTask(request, from: client)
         case .setKeepAliveTimeout(let request): try setKeepAlive(request, from: client)
         case .setAudioSessionActive(let request): try setAudioSessionActive(request, from: client)
+        case .transferSession(let request): try transferSession(request, from: client)
+        case .transferCreate(let request): try transferCreate(request, from: client)
+        case .transferTask(let request): try transferTask(request, from: client)
         case .launch(let request): try launch(request, descriptors: frame.descriptors, from: client)
         case .status(let request): try status(request, from: client)
         case .sockets(let request): try sockets(request, from: client)
@@ -74,6 +77,7 @@ extension Daemon {
         case .events(let request): try eventsRequest(request, from: client)
         case .stats: reply(id, StatsResult(prometheus: prometheusText()), to: client)
         case .upgrade(let request): try upgradeRequest(request, from: client)
+        case .transfers(let request): try transfersRequest(request, from: client)
         }
     }
 

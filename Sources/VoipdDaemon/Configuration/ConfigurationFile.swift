@@ -61,6 +61,8 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public var hibernation: HibernationFile?
     /// Reclaim a suspended app's ordinary socket whose receive queue reaches this (0: never).
     public var reclaimQueuedBytes: Int?
+    /// Background transfers (docs/TRANSFERS.md).
+    public var transfers: TransfersFile?
 
     public init() {}
 
@@ -68,13 +70,13 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     public static let keys: Set<String> = ["socket", "socketMode", "logLevel", "timeScale", "timings", "socketQuota",
                                            "eventHistory", "memoryPressureTrigger", "appsDirectory",
                                            "stateDirectory", "limits", "suspension", "cgroupDirectory",
-                                           "hibernation", "reclaimQueuedBytes"]
+                                           "hibernation", "reclaimQueuedBytes", "transfers"]
 
     /// Reads and decodes a file; unknown keys and wrong types are errors naming the key.
     public static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile {
         try decode(read(path), file: path, as: ConfigurationFile.self, keys: keys,
                    nested: ["timings": Set(LifecycleTimings.names), "limits": Set(DaemonLimits.names),
-                            "hibernation": HibernationFile.keys])
+                            "hibernation": HibernationFile.keys, "transfers": TransfersFile.keys])
     }
 
     /// The largest configuration file or manifest read.
@@ -265,6 +267,12 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
             switch hibernation.resolve() {
             case .success(let settings): configuration.hibernation = settings
             case .failure(let error): throw fail("hibernation.\(error.key)", error.message)
+            }
+        }
+        if let transfers {
+            switch transfers.resolve() {
+            case .success(let settings): configuration.transfers = settings
+            case .failure(let error): throw fail("transfers.\(error.key)", error.message)
             }
         }
         return configuration

@@ -39,6 +39,8 @@ public struct DaemonConfiguration: Sendable {
     /// bytes is reclaimed (nil: never). 1 MiB: far above what a presence or chat connection
     /// queues, far below what TCP absorbs.
     public var reclaimQueuedBytes: Int? = 1 << 20
+    /// Background transfers (docs/TRANSFERS.md).
+    public var transfers = TransferSettings()
     /// Where the configuration came from, to read it again on SIGHUP: the file (nil: none)
     /// and the command line's settings, which keep precedence.
     public var source = ConfigurationSource()

@@ -9,6 +9,8 @@ extension Daemon {
         notifier.notify(["STOPPING=1", "STATUS=stopping: resuming suspended apps"])
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
+        // Agents end with their sockets; the records say where each transfer stands.
+        transfers?.service.shutdown()
         if clients.boundControlSocket {
             do {
                 try removeFile(configuration.socketPath)

@@ -24,6 +24,8 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case adoption(AppID)
     /// Page out the next slice of the hibernations under way (at the next turn of the loop).
     case hibernationSlice
+    /// The background-transfer service's next deadline.
+    case transfers
 }
 
 /// The daemon: one thread, one epoll loop. It owns every descriptor and performs what the
@@ -48,6 +50,8 @@ public final class Daemon {
     var metrics = Metrics()
     var locked = false
     var memoryPressure: MemoryPressureTrigger?
+    /// The background-transfer service (nil: off).
+    var transfers: TransferHost?
     var running = true
     let notifier: ServiceNotifier
     /// Whether the kernel reports children's stops and continues with SIGCHLD. Off
@@ -138,6 +142,7 @@ public final class Daemon {
         if let recorded { takeBackRecordedApps(recorded) }
         takeBack(activated)
         releaseUnclaimedCgroups()
+        setUpTransfers()
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
 
@@ -180,6 +185,7 @@ public final class Daemon {
         case .urgent: serveHeldSockets()
         case .watchedQueue(let id): watchedQueueEvent(id, events)
         case .serviceNotifier: notifier.flush()
+        case .transfer(let token): transferDescriptorReady(token, events)
         }
     }
 
@@ -235,6 +241,8 @@ public final class Daemon {
                 if let app = apps[name] { adoptionTimerFired(app) }
             case .hibernationSlice:
                 pageOutSlice()
+            case .transfers:
+                transferTimerFired()
             }
         }
     }
@@ -317,6 +325,8 @@ public final class Daemon {
                 if let app = apps[id] { _ = handle(input, for: app) }
             } else if !apps.deferredStarts.isEmpty {
                 performDeferredStart()
+            } else if hasTransferWork {
+                performTransferWork()
             } else {
                 return
             }
@@ -420,6 +430,7 @@ public final class Daemon {
         // Between background and suspended the state file has nothing new to say.
         if !routine { noteStateChange() }
         if to == .terminated { finishLaunchWaiters(app) }
+        transferPresenceChanged(app, to: to)
     }
 }
 

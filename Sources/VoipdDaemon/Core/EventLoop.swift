@@ -11,6 +11,8 @@ enum EventSource {
     /// An ordinary socket of a suspended app whose receive queue voipd watches.
     case watchedQueue(UInt64)
     case process(AppID)
+    /// A descriptor of the background-transfer service (an agent's socket or pidfd), by the service's token.
+    case transfer(UInt64)
     /// The set of held sockets (``EventLoop/urgent``) has something ready.
     case urgent
     /// The service manager's notify socket has room for the messages held back.

@@ -180,6 +180,7 @@ extension Daemon {
             app.wakeEvent = nil
             metrics.wakeLatency.observe((now - wake.seenAt).seconds)
         }
+        transferEventAcknowledged(app, eventID: message.event)
         feed(app, .acknowledged(eventID: message.event))
     }
 
@@ -267,6 +268,7 @@ extension Daemon {
         let message = EventMessage(event: event.id, kind: event.kind, socket: event.socket?.name,
                                    bytesAvailable: event.socket?.bytesAvailable, peerClosed: event.socket?.peerClosed,
                                    connectionsWaiting: event.socket?.connectionsWaiting,
+                                   transfers: event.kind == .backgroundTransferEvents ? transferPayload(for: event) : nil,
                                    state: app.lifecycle.state, reason: event.reason)
         send(.event, message, to: client)
     }

@@ -252,6 +252,18 @@ enum LifecycleMatrix {
             suspended: Cell.to(.background, Steps.wake(from: .suspended) + [.deliver(.voipSocketReadable)])
                 .unconnected(.to(.background, Steps.wake(from: .suspended))),
             terminated: .stay([.launch(inBackground: true)])),
+        // Transfer events for an app: sent to a running one, a stopped one woken for them, a
+        // dead one relaunched in the background (these apps can be launched).
+        row(.transferEventsReady(delivery: 7),
+            notRunning: .stay([.launch(inBackground: true)]),
+            active: Cell.stay([.deliver(.backgroundTransferEvents)]).unconnected(.nothing),
+            inactive: Cell.stay([.deliver(.backgroundTransferEvents)]).unconnected(.nothing),
+            background: Cell.stay([.deliver(.backgroundTransferEvents)]).unconnected(.nothing),
+            suspending: Cell.to(.background, Steps.wake(from: .background) + [.deliver(.backgroundTransferEvents)])
+                .unconnected(.to(.background, Steps.wake(from: .background))),
+            suspended: Cell.to(.background, Steps.wake(from: .suspended) + [.deliver(.backgroundTransferEvents)])
+                .unconnected(.to(.background, Steps.wake(from: .suspended))),
+            terminated: .stay([.launch(inBackground: true)])),
         row(.heldSocketsChanged(0),
             notRunning: .stay([.disarm]),
             active: .nothing, inactive: .nothing, background: .nothing,

@@ -29,7 +29,7 @@ struct MatrixTests {
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "setAudioSessionActive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
-            "heldSocketsChanged", "quietMeasured", "policyChanged", "shutdown",
+            "heldSocketsChanged", "transferEventsReady", "quietMeasured", "policyChanged", "shutdown",
         ]
         #expect(named == all)
         let timers = Set(LifecycleMatrix.rows.compactMap { row -> LifecycleTimer? in
@@ -53,6 +53,7 @@ struct MatrixTests {
         case .acknowledged: return "acknowledged"
         case .stopConfirmed: return "stopConfirmed"
         case .socketReady: return "socketReady"
+        case .transferEventsReady: return "transferEventsReady"
         case .processExited: return "processExited"
         case .beginBackgroundTask: return "beginBackgroundTask"
         case .endBackgroundTask: return "endBackgroundTask"

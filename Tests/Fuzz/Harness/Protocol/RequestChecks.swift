@@ -57,6 +57,9 @@ enum RequestChecks {
         case .endBackgroundTask(let body): return packet(.endBackgroundTask, body)
         case .setKeepAliveTimeout(let body): return packet(.setKeepAliveTimeout, body)
         case .setAudioSessionActive(let body): return packet(.setAudioSessionActive, body)
+        case .transferSession(let body): return packet(.transferSession, body)
+        case .transferCreate(let body): return packet(.transferCreate, body)
+        case .transferTask(let body): return packet(.transferTask, body)
         case .launch(let body): return packet(.launch, body)
         case .status(let body): return packet(.status, body)
         case .sockets(let body): return packet(.sockets, body)
@@ -65,6 +68,7 @@ enum RequestChecks {
         case .events(let body): return packet(.events, body)
         case .stats: return nil
         case .upgrade(let body): return packet(.upgrade, body)
+        case .transfers(let body): return packet(.transfers, body)
         }
     }
 

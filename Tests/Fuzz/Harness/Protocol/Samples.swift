@@ -1,4 +1,5 @@
 import VoipdProtocol
+import VoipdTransfers
 import VoipdVocabulary
 
 /// Valid messages of every type, encoded by the same types clients use: the seeds of the
@@ -31,6 +32,12 @@ enum Samples {
         add("setKeepAliveTimeout", .setKeepAliveTimeout, SetKeepAliveRequest(id: 7, seconds: 600.5))
         add("setKeepAliveTimeout-clear", .setKeepAliveTimeout, SetKeepAliveRequest(id: 8, seconds: nil))
         add("setAudioSessionActive", .setAudioSessionActive, SetAudioSessionActiveRequest(id: 35, active: true))
+        add("transferSession", .transferSession, TransferSessionRequest(id: 36, verb: .open, session: "photos", options: TransferOptions()))
+        add("transferCreate", .transferCreate, TransferCreateRequest(id: 37, session: "photos", kind: .download, url: "https://example.com/a",
+                                                                     headers: ["Accept": "*/*"], path: "/home/alice/a", priority: 0.75))
+        add("transferTask", .transferTask, TransferTaskRequest(id: 38, session: "photos", task: 4, verb: .answerChallenge,
+                                                               answer: ChallengeAnswerMessage(disposition: .useCredential, user: "alice", password: "pw")))
+        add("transfers", .transfers, TransfersRequest(id: 39, app: "softphone"))
         add("launch", .launch, LaunchRequest(id: 9, name: "softphone", arguments: ["/usr/bin/softphone", "--user", "alice"],
                                              environment: ["SIP_SERVER=127.0.0.1:5060"], workingDirectory: "/tmp", background: true,
                                              waitForConnection: true, speaksProtocol: true, exitsOnSuspend: false, relaunchOnData: true),

@@ -84,7 +84,7 @@ struct LifecycleRun {
         // The daemon fires due timers before it reads what came later, unless both are in
         // the same turn of its loop: then the input may come first, with the timer overdue.
         advance(by: Self.delays[Int(timing & 0x0f) % Self.delays.count], firingTimers: timing & 0x80 == 0)
-        switch choice % 31 {
+        switch choice % 32 {
         case 0: feed(.launched(inBackground: argument & 1 == 1, reason: "fuzz"))
         case 1: feed(.launchFailed("fuzz"))
         case 2: feed(.connected)
@@ -125,6 +125,7 @@ struct LifecycleRun {
         case 28: feed(.hibernateRequested)
         case 29: feed(.quietMeasured)
         case 30: feed(.setAudioSessionActive(argument & 1 == 1))
+        case 31: feed(.transferEventsReady(delivery: UInt64(argument)))
         default: fireEarliestTimer()
         }
     }
@@ -161,6 +162,7 @@ struct LifecycleRun {
         case .hibernateRequested: [28]
         case .quietMeasured: [29]
         case .setAudioSessionActive: [30]
+        case .transferEventsReady: [31]
         }
     }
 

@@ -1,0 +1,267 @@
+import Foundation
+import Glibc
+import VoipdLifecycle
+import VoipdProtocol
+import VoipdSystem
+import VoipdTransfers
+import VoipdVocabulary
+
+/// Background transfers in the daemon (docs/TRANSFERS.md, "What the daemon integration
+/// does"): apps' requests go to the transfer service, the apps' presence is fed from their
+/// transitions, and the service's deliveries resume or relaunch apps through their lifecycles.
+extension Daemon {
+    /// Starts the service on the records of its store (`<state directory>/<socket>.transfers`).
+    func setUpTransfers() {
+        guard configuration.transfers.enabled else { return }
+        guard let directory = transferDirectory else {
+            return log.info("background transfers are off: they need a state directory (stateDirectory is \"\")")
+        }
+        let settings = configuration.transfers.engine.scaled(by: configuration.timeScale)
+        do {
+            transfers = try TransferHost(configuration: settings, directory: directory, loop: loop, log: log,
+                                         agentExecutable: configuration.transfers.agentExecutable)
+        } catch {
+            log.error("background transfers are off: cannot open their store in \(directory): \(error)")
+        }
+        transfersChanged()
+    }
+
+    private var transferDirectory: String? {
+        let directory: String
+        switch configuration.stateDirectory {
+        case "": return nil
+        case let configured?: directory = configured
+        case nil:
+            let parent = parentDirectory(of: configuration.socketPath)
+            directory = parent.isEmpty ? "/" : parent
+        }
+        let stem = StateFile.name(forSocket: configuration.socketPath).dropLast(".state".count)
+        return directory + "/" + stem + ".transfers"
+    }
+
+    /// The service, or the error that says transfers are off.
+    private func transferService() throws(ProtocolError) -> TransferHost {
+        guard let transfers else { throw ProtocolError(.invalidState, "background transfers are off in this voipd (see its log)") }
+        return transfers
+    }
+
+    // MARK: - Requests
+
+    func transferSession(_ request: TransferSessionRequest, from client: ClientConnection) throws {
+        let (host, app) = try transferApp(client)
+        let session = TransferSessionID(app: app.name, identifier: request.session)
+        switch request.verb {
+        case .open:
+            try answer(host.service.handle(.openSession(session, request.options)))
+            let tasks = host.service.engine.tasks(in: session).map { transferStatus($0, host) }
+            replyList(request.id, TransferTasksResult(tasks: tasks), to: client)
+        case .finishAndInvalidate, .invalidateAndCancel:
+            try answer(host.service.handle(.invalidateSession(session, cancelTasks: request.verb == .invalidateAndCancel)))
+            reply(request.id, TransferTasksResult(tasks: []), to: client)
+        }
+        transfersChanged()
+    }
+
+    func transferCreate(_ request: TransferCreateRequest, from client: ClientConnection) throws {
+        let (host, app) = try transferApp(client)
+        let reply = host.service.handle(.createTask(TransferSessionID(app: app.name, identifier: request.session), request.spec))
+        transfersChanged()
+        guard case .taskCreated(let task) = reply else { return try answer(reply) }
+        log.info("\(app.name): transfer task \(task) created: \(request.kind.rawValue) \(request.url)")
+        self.reply(request.id, TransferCreateResult(task: task.rawValue), to: client)
+    }
+
+    func transferTask(_ request: TransferTaskRequest, from client: ClientConnection) throws {
+        let (host, app) = try transferApp(client)
+        let session = TransferSessionID(app: app.name, identifier: request.session)
+        let task = TransferTaskID(request.task)
+        let input: TransferInput
+        switch request.verb {
+        case .cancel:
+            input = .cancelTask(session, task)
+        case .setPriority:
+            guard let priority = request.priority else { throw ProtocolError(.badRequest, "setPriority needs a priority") }
+            input = .setPriority(session, task, priority)
+        case .answerChallenge:
+            guard let answer = request.answer?.answer else {
+                throw ProtocolError(.badRequest, "answerChallenge needs an answer (useCredential with a user and a password, cancel or performDefaultHandling)")
+            }
+            input = .answerChallenge(session, task, answer)
+        }
+        let outcome = host.service.handle(input)
+        transfersChanged()
+        try answer(outcome)
+        reply(request.id, EmptyResult(), to: client)
+    }
+
+    func transfersRequest(_ request: TransfersRequest, from client: ClientConnection) throws {
+        let host = try transferService()
+        let uid = client.credentials.uid
+        let tasks = host.service.engine.tasks.values
+            .filter { task in
+                (request.app == nil || task.session.app == request.app)
+                    && (uid == 0 || host.accounts.account(of: task.session.app)?.uid == uid)
+            }
+            .sorted { $0.id < $1.id }
+            .map { transferStatus($0, host) }
+        replyList(request.id, TransferTasksResult(tasks: tasks), to: client)
+    }
+
+    /// The app a connection identified as, and the service, once the app's account is bound.
+    private func transferApp(_ client: ClientConnection) throws -> (TransferHost, AppRecord) {
+        let host = try transferService()
+        let app = try identifiedApp(client)
+        do {
+            _ = try host.accounts.bind(app.name, uid: app.uid, gid: client.credentials.gid)
+        } catch let error as TransferAccountError {
+            throw ProtocolError(.permissionDenied, error.description)
+        } catch {
+            throw ProtocolError(.internalError, "cannot record the account of \(app.name)'s transfers: \(error)")
+        }
+        return (host, app)
+    }
+
+    private func answer(_ reply: TransferReply?) throws(ProtocolError) {
+        if case .rejected(let error) = reply { throw ProtocolError(.badRequest, error.description) }
+    }
+
+    // MARK: - Status
+
+    func transferStatus(_ task: TransferTask, _ host: TransferHost) -> TransferTaskStatus {
+        let state: TransferTaskStatus.State
+        var httpStatus: Int?
+        var error: String?
+        switch task.phase {
+        case .waiting: state = .waiting
+        case .running: state = .running
+        case .challenged(let challenge, _):
+            state = .challenged
+            httpStatus = challenge.response.status
+        case .finished(let completion, _):
+            state = .completed
+            httpStatus = completion.response?.status
+            error = completion.error?.description
+        }
+        var waitReason: String?
+        var waitUntil: Double?
+        switch host.service.engine.waitReason(of: task.id, at: Date()) {
+        case .notBefore(let date)?: (waitReason, waitUntil) = ("notBefore", date.timeIntervalSince1970)
+        case .noNetwork?: waitReason = "noNetwork"
+        case .expensiveNetwork?: waitReason = "expensiveNetwork"
+        case .onBattery?: waitReason = "onBattery"
+        case .budgetSpent(let until)?: (waitReason, waitUntil) = ("budgetSpent", until.timeIntervalSince1970)
+        case .queued?: waitReason = "queued"
+        case nil: break
+        }
+        let kind: TransferTaskKind = task.kind.isDownload ? .download : .upload
+        return TransferTaskStatus(
+            task: task.id.rawValue, app: task.session.app, session: task.session.identifier, kind: kind, url: task.request.url,
+            method: task.request.method, path: task.kind.path, priority: task.priority, discretionary: task.isDiscretionary,
+            discretionaryInferred: task.discretionaryInferred, state: state, waitReason: waitReason, waitUntil: waitUntil,
+            bytesSent: task.progress.bytesSent, bytesExpectedToSend: task.progress.bytesExpectedToSend,
+            bytesReceived: task.progress.bytesReceived, bytesExpectedToReceive: task.progress.bytesExpectedToReceive,
+            attempts: task.attemptsStarted, lastFailure: task.lastFailure, httpStatus: httpStatus, error: error,
+            createdAt: task.createdAt.timeIntervalSince1970, deadline: task.deadline.timeIntervalSince1970)
+    }
+
+    // MARK: - The loop
+
+    /// One of the service's descriptors is ready.
+    func transferDescriptorReady(_ token: UInt64, _ events: EpollEvents) {
+        transfers?.service.descriptorReady(token: token, events: events)
+        transfersChanged()
+    }
+
+    func transferTimerFired() {
+        transfers?.service.timerFired()
+        transfersChanged()
+    }
+
+    /// After every call into the service: its timer armed again, and what it handed over
+    /// performed once the current batch of lifecycle actions is done.
+    func transfersChanged() {
+        guard let transfers else { return }
+        if let deadline = transfers.service.nextDeadline {
+            let delay = max(0, deadline.timeIntervalSinceNow)
+            timers.set(.transfers, deadline: now + .milliseconds(Int64((delay * 1000).rounded(.up))))
+        } else {
+            timers.cancel(.transfers)
+        }
+    }
+
+    /// Whether the service handed over deliveries or progress not yet performed.
+    var hasTransferWork: Bool {
+        guard let transfers else { return false }
+        return !transfers.pendingDeliveries.isEmpty || !transfers.pendingProgress.isEmpty
+    }
+
+    /// Performs the deliveries and progress the service handed over (from
+    /// `drainDeferredInputs`, where the lifecycle may be fed).
+    func performTransferWork() {
+        guard let transfers else { return }
+        while !transfers.pendingProgress.isEmpty {
+            let (name, event) = transfers.pendingProgress.removeFirst()
+            guard let app = apps[AppID(name)], let id = app.client, let client = clients[id] else { continue }
+            send(.transferProgress, TransferEventMessage(event), to: client)
+        }
+        while !transfers.pendingDeliveries.isEmpty {
+            let delivery = transfers.pendingDeliveries.removeFirst()
+            transfers.inFlight[delivery.id.rawValue] = delivery
+            guard let app = apps[AppID(delivery.app)] else {
+                log.info("\(delivery.app): transfer events wait: voipd knows no such app to launch")
+                failTransferDelivery(delivery)
+                continue
+            }
+            log.info("\(app.name): \(delivery.events.count) transfer event(s) in delivery \(delivery.id) (\(delivery.wake.rawValue))")
+            let outcome = feed(app, .transferEventsReady(delivery: delivery.id.rawValue))
+            if case .rejected(let reason) = outcome.reply {
+                log.info("\(app.name): transfer events wait: \(reason)")
+                failTransferDelivery(delivery)
+            }
+        }
+    }
+
+    private func failTransferDelivery(_ delivery: TransferDelivery) {
+        guard let transfers else { return }
+        transfers.inFlight[delivery.id.rawValue] = nil
+        transfers.service.handle(.deliveryFailed(app: delivery.app, delivery.id))
+        transfersChanged()
+    }
+
+    /// The payload of a `backgroundTransferEvents` event being sent.
+    func transferPayload(for event: AppEvent) -> TransferEventsPayload? {
+        guard let id = event.delivery, let delivery = transfers?.inFlight[id] else { return nil }
+        return TransferEventsPayload(delivery: id, events: delivery.events.map(TransferEventMessage.init))
+    }
+
+    /// The app acknowledged an event: if it carried transfer events, they are handled.
+    func transferEventAcknowledged(_ app: AppRecord, eventID: UInt64) {
+        guard let transfers, let event = app.lifecycle.inFlight, event.id == eventID, let id = event.delivery,
+              let delivery = transfers.inFlight.removeValue(forKey: id) else { return }
+        transfers.service.handle(.eventsHandled(app: app.name, delivery.id))
+        transfersChanged()
+    }
+
+    /// Feeds the app's presence to the service (apps that use transfers only). Called while
+    /// lifecycle actions are performed: the service's deliveries wait for the batch's end.
+    func transferPresenceChanged(_ app: AppRecord, to state: AppState) {
+        guard let transfers, transfers.accounts.account(of: app.name) != nil else { return }
+        let presence: AppPresence
+        switch state {
+        case .active, .inactive: presence = .foreground
+        case .background: presence = .background
+        case .suspended: presence = .suspended
+        case .notRunning, .terminated: presence = .notRunning
+        }
+        // Deliveries the app will not acknowledge now: a stopped app's wait until it runs
+        // again; an ended app's are made again by the service itself.
+        if presence == .suspended || presence == .notRunning {
+            for (id, delivery) in transfers.inFlight where delivery.app == app.name {
+                transfers.inFlight[id] = nil
+                if presence == .suspended { transfers.service.handle(.deliveryFailed(app: app.name, delivery.id)) }
+            }
+        }
+        transfers.service.handle(.appPresence(app: app.name, presence))
+        transfersChanged()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Glibc
+import VoipdSystem
+import VoipdTransferService
+import VoipdTransfers
+
+/// voipd's side of the background-transfer service (docs/TRANSFERS.md): the service's
+/// descriptors in voipd's epoll set, its deliveries and progress handed to the daemon, which
+/// performs them between two turns of the loop (the lifecycle is never re-entered, and the
+/// service is never called back from inside itself).
+final class TransferHost: TransferServiceHost {
+    private(set) var service: TransferService!
+    let accounts: TransferAccounts
+    private let loop: EventLoop
+    private let logger: Logger
+    /// The service's tokens and the loop's, for the descriptors it watches.
+    private var loopTokens: [UInt64: UInt64] = [:]
+    private var watched: [CInt: UInt64] = [:]
+    /// Deliveries and progress the service handed over, for the daemon to perform.
+    var pendingDeliveries: [TransferDelivery] = []
+    var pendingProgress: [(app: String, event: TransferEvent)] = []
+    /// Deliveries handed to an app's lifecycle and not yet handled, by delivery id.
+    var inFlight: [UInt64: TransferDelivery] = [:]
+
+    init(configuration: TransferConfiguration, directory: String, loop: EventLoop, log: Logger, agentExecutable: String?) throws {
+        self.loop = loop
+        logger = log
+        let store = try TransferStore(directory: directory)
+        accounts = TransferAccounts(path: directory + "/accounts.json")
+        if let problem = accounts.load() { log.warning("transfers: \(problem)") }
+        var launcher = TransferAgentLauncher()
+        if let agentExecutable { launcher.executable = agentExecutable }
+        let accounts = self.accounts
+        launcher.credentials = { app in try accounts.credentials(of: app) }
+        service = try TransferService(configuration: configuration, store: store, launcher: launcher, host: self)
+    }
+
+    /// The service's reading of the loop's token, if the token is the service's.
+    func owns(loopToken: UInt64) -> Bool { loopTokens.values.contains(loopToken) }
+
+    // MARK: - TransferServiceHost
+
+    func watch(_ descriptor: borrowing FileDescriptor, events: EpollEvents, token: UInt64) {
+        do {
+            if let loopToken = watched[descriptor.rawValue] {
+                try loop.modify(descriptor, events, token: loopToken)
+            } else {
+                let loopToken = try loop.register(descriptor, events, .transfer(token))
+                watched[descriptor.rawValue] = loopToken
+                loopTokens[token] = loopToken
+            }
+        } catch {
+            logger.error("transfers: cannot watch descriptor \(descriptor.rawValue): \(error)")
+        }
+    }
+
+    func unwatch(_ descriptor: borrowing FileDescriptor) {
+        guard let loopToken = watched.removeValue(forKey: descriptor.rawValue) else { return }
+        loopTokens = loopTokens.filter { $0.value != loopToken }
+        loop.deregister(descriptor, token: loopToken)
+    }
+
+    func deliver(_ delivery: TransferDelivery) {
+        pendingDeliveries.append(delivery)
+    }
+
+    func progress(app: String, _ event: TransferEvent) {
+        pendingProgress.append((app, event))
+    }
+
+    func log(_ message: String) {
+        logger.warning(message)
+    }
+}
