@@ -38,8 +38,11 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case fillMemory(megabytes: Int, seed: UInt64)
     /// Reads all the memory it filled and reports the checksum (`memoryChecksum`).
     case checksumMemory
-    /// Opens the background session `session` (answered by `sessionOpened`).
-    case openSession(session: String)
+    /// Opens the background session `session`, discretionary or not (answered by `sessionOpened`).
+    case openSession(session: String, discretionary: Bool?)
+    /// From now on, each completion in `session` creates the next download of `url`, into
+    /// `directory`/chain-N, until `count` have been created: an app chaining tasks one by one.
+    case chain(session: String, url: String, directory: String, count: Int)
     /// A download of `url` into `path` in the session (answered by `transferCreated`).
     case download(session: String, url: String, path: String)
     /// An upload of the file `path` to `url` with PUT (answered by `transferCreated`).

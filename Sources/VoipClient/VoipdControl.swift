@@ -95,6 +95,20 @@ public final class VoipdControl {
         try live().request(.transfers, { TransfersRequest(id: $0, app: app) }, expecting: TransferTasksResult.self).0.tasks
     }
 
+    /// Where background transfers take the power to come from (`auto`: what the system says).
+    @discardableResult
+    public func setPower(_ setting: PowerSetting) throws -> TransferConditionsResult {
+        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: .power, power: setting) },
+                           expecting: TransferConditionsResult.self).0
+    }
+
+    /// The network as background transfers see it; fields left nil keep their values.
+    @discardableResult
+    public func setNetwork(_ setting: NetworkSetting) throws -> TransferConditionsResult {
+        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: .network, network: setting) },
+                           expecting: TransferConditionsResult.self).0
+    }
+
     public func stats() throws -> String {
         try live().request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
     }

@@ -96,6 +96,10 @@ public enum SystemVerb: String, Codable, Sendable, CaseIterable {
     case unlock
     /// Act as if memory ran short: reclaim, then terminate `count` apps in jetsam order.
     case memoryPressure
+    /// Where the power comes from, for background transfers (`power`).
+    case power
+    /// The network as background transfers see it (`network`).
+    case network
 }
 
 public struct SystemCommandRequest: Codable, Sendable {
@@ -103,11 +107,18 @@ public struct SystemCommandRequest: Codable, Sendable {
     public var verb: SystemVerb
     public var level: MemoryPressureLevel?
     public var count: Int?
-    public init(id: UInt64, verb: SystemVerb, level: MemoryPressureLevel? = nil, count: Int? = nil) {
+    /// For `power`.
+    public var power: PowerSetting?
+    /// For `network`.
+    public var network: NetworkSetting?
+    public init(id: UInt64, verb: SystemVerb, level: MemoryPressureLevel? = nil, count: Int? = nil,
+                power: PowerSetting? = nil, network: NetworkSetting? = nil) {
         self.id = id
         self.verb = verb
         self.level = level
         self.count = count
+        self.power = power
+        self.network = network
     }
 }
 

@@ -294,3 +294,42 @@ extension TransferTasksResult: ListResult {
     }
     public init(items: [TransferTaskStatus]) { self.init(tasks: items) }
 }
+
+/// `systemCommand` `power`: where the power comes from, overriding what
+/// `/sys/class/power_supply` says, or `auto` to go back to it.
+public enum PowerSetting: String, Codable, Sendable, CaseIterable {
+    case externalPower, battery, auto
+}
+
+/// `systemCommand` `network`: the network as background transfers see it; each field left
+/// out keeps its value. `expensive` overrides the configuration (metered: cellular, a hotspot).
+public struct NetworkSetting: Codable, Sendable, Equatable {
+    public var expensive: Bool?
+    /// `wifi`, `cellular`, `ethernet`, `other`…: whose daily budget is spent.
+    public var kind: String?
+    public var available: Bool?
+
+    public init(expensive: Bool? = nil, kind: String? = nil, available: Bool? = nil) {
+        self.expensive = expensive
+        self.kind = kind
+        self.available = available
+    }
+}
+
+/// The conditions background transfers run under, the reply to `power` and `network`.
+public struct TransferConditionsResult: Codable, Sendable, Equatable {
+    public var power: PowerSource
+    /// Whether `power` is an override (`voipctl power`) rather than read from the system.
+    public var powerOverridden: Bool
+    public var networkAvailable: Bool
+    public var networkKind: String
+    public var expensive: Bool
+
+    public init(power: PowerSource, powerOverridden: Bool, networkAvailable: Bool, networkKind: String, expensive: Bool) {
+        self.power = power
+        self.powerOverridden = powerOverridden
+        self.networkAvailable = networkAvailable
+        self.networkKind = networkKind
+        self.expensive = expensive
+    }
+}

@@ -19,6 +19,9 @@ public struct TransferConfiguration: Codable, Hashable, Sendable {
     public var maximumSessionsPerApp = 16
     /// Tasks one app may have that have not ended and been handed over.
     public var maximumTasksPerApp = 1000
+    /// Events handed over in one delivery; the rest follow in the next (a delivery is one
+    /// frame of the control protocol).
+    public var maximumEventsPerDelivery = 64
     /// The agent reports an attempt's progress at most this often.
     public var progressInterval: Double = 0.5
     /// Session options of a session opened without them.
@@ -59,6 +62,7 @@ public struct TransferConfiguration: Codable, Hashable, Sendable {
         if let budget = dailyBudget, budget < 0 { return "dailyBudget must be 0 or more" }
         if !(budgetWindow.isFinite && budgetWindow > 0) { return "budgetWindow must be more than 0" }
         if maximumSessionsPerApp < 1 || maximumTasksPerApp < 1 { return "maximumSessionsPerApp and maximumTasksPerApp must be at least 1" }
+        if !(1...256).contains(maximumEventsPerDelivery) { return "maximumEventsPerDelivery must be 1…256" }
         if !(progressInterval.isFinite && progressInterval > 0) { return "progressInterval must be more than 0" }
         return nil
     }

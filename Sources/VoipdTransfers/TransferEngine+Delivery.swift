@@ -50,7 +50,7 @@ extension TransferEngine {
         let id = DeliveryID(rawValue: state.nextDeliveryID)
         state.nextDeliveryID += 1
         var events: [TransferEvent] = []
-        for (task, _) in pendingEvents(of: name) {
+        for (task, _) in pendingEvents(of: name).prefix(configuration.maximumEventsPerDelivery) {
             switch task.phase {
             case .finished(let completion, _):
                 tasks[task.id]?.phase = .finished(completion, .sent(id))

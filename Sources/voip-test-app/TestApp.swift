@@ -25,6 +25,8 @@ final class TestApp {
     private var application: VoIPApplication?
     /// What the app answers transfer challenges with (nil: the 401 stands).
     private var credential: (user: String, password: String)?
+    /// Downloads created one after another, each when the previous one completes.
+    private var chain: (session: String, url: String, directory: String, count: Int, created: Int)?
 
     init(arguments: [String]) { options = arguments }
 
@@ -298,8 +300,9 @@ final class TestApp {
         case .checksumMemory:
             guard let patterned else { throw Errno(EINVAL, call: "checksumMemory: no memory filled") }
             channel.report(.memoryChecksum(patterned.checksum()))
-        case .openSession(let session):
-            let tasks = try voipd().backgroundSession(identifier: session, delegate: self).getAllTasks()
+        case .openSession(let session, let discretionary):
+            let options = discretionary.map { TransferOptions(discretionary: $0) }
+            let tasks = try voipd().backgroundSession(identifier: session, options: options, delegate: self).getAllTasks()
             channel.report(.sessionOpened(session: session, tasks: tasks.map(\.task)))
         case .download(let session, let url, let path):
             let task = try backgroundSession(session).downloadTask(with: url, to: path)
@@ -307,6 +310,8 @@ final class TestApp {
         case .upload(let session, let url, let path):
             let task = try backgroundSession(session).uploadTask(with: url, fromFile: path)
             channel.report(.transferCreated(session: session, task: task))
+        case .chain(let session, let url, let directory, let count):
+            chain = (session, url, directory, count, 0)
         case .credential(let user, let password):
             credential = user.flatMap { user in password.map { (user, $0) } }
         case .exit(let code):
@@ -400,6 +405,15 @@ extension TestApp: BackgroundSessionDelegate {
     func backgroundSession(_ session: BackgroundSession, task: UInt64, didCompleteWith completion: TransferCompletion) {
         channel.report(.transferCompleted(session: session.identifier, task: task, status: completion.response?.status,
                                           error: completion.error?.description))
+        guard var chain, chain.session == session.identifier, chain.created < chain.count else { return }
+        chain.created += 1
+        self.chain = chain
+        do {
+            let next = try session.downloadTask(with: chain.url, to: "\(chain.directory)/chain-\(chain.created)")
+            channel.report(.transferCreated(session: session.identifier, task: next))
+        } catch {
+            channel.report(.error(message: "chain: \(error)"))
+        }
     }
 
     func backgroundSession(_ session: BackgroundSession, task: UInt64, didReceive challenge: AuthenticationChallenge) -> ChallengeAnswer {

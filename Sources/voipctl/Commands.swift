@@ -23,6 +23,8 @@ struct Commands {
         case "events": return try eventsCommand()
         case "stats": return try statsCommand()
         case "transfers": return try transfersCommand()
+        case "power": return try powerCommand()
+        case "network": return try networkCommand()
         case "top": return try topCommand()
         case "upgrade": return try upgradeCommand()
         case "completion": return try completionCommand()
@@ -151,6 +153,34 @@ struct Commands {
         let name = try nameArgument(required: false)
         let tasks = try control().transfers(app: name)
         write(json ? Output.json(TransferTasksResult(tasks: tasks)) : Output.transfers(tasks))
+        return .ok
+    }
+
+    private func powerCommand() throws -> ExitStatus {
+        let text = arguments.option("--source")
+        try noMoreArguments()
+        guard let text, let setting = PowerSetting(rawValue: text) else {
+            throw UsageFailure(message: "power needs --source externalPower, battery or auto", verb: verb)
+        }
+        let result = try control().setPower(setting)
+        write(json ? Output.json(result) : Output.conditions(result))
+        return .ok
+    }
+
+    private func networkCommand() throws -> ExitStatus {
+        func yesNo(_ option: String) throws -> Bool? {
+            guard let text = arguments.option(option) else { return nil }
+            switch text {
+            case "yes": return true
+            case "no": return false
+            default: throw UsageFailure(message: "\(option) needs yes or no, not \(text)", verb: verb)
+            }
+        }
+        let setting = NetworkSetting(expensive: try yesNo("--expensive"), kind: arguments.option("--kind"), available: try yesNo("--available"))
+        try noMoreArguments()
+        guard setting != NetworkSetting() else { throw UsageFailure(message: "network needs --expensive, --kind or --available", verb: verb) }
+        let result = try control().setNetwork(setting)
+        write(json ? Output.json(result) : Output.conditions(result))
         return .ok
     }
 

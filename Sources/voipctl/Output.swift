@@ -105,6 +105,11 @@ enum Output {
         })
     }
 
+    static func conditions(_ result: TransferConditionsResult) -> String {
+        "power: \(result.power.rawValue)\(result.powerOverridden ? " (set by voipctl power)" : ""); network: \(result.networkKind), "
+            + "\(result.expensive ? "expensive" : "not expensive"), \(result.networkAvailable ? "available" : "unavailable")"
+    }
+
     /// `[#####·····]  50%`.
     static func progressBar(_ done: Int64, of total: Int64, width: Int = 10) -> String {
         let fraction = total > 0 ? min(max(Double(done) / Double(total), 0), 1) : 1

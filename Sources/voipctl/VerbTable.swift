@@ -191,6 +191,23 @@ enum VerbTable {
                      NAME's): its number, app, session, kind, state (and why it waits), bytes moved
                      and expected, a progress bar, and its URL. --json gives every field.
                      """),
+            VerbSpec(name: "power", section: .system, options: [
+                OptionSpec("--source", value: ("SOURCE", .text), "externalPower, battery, or auto (what /sys/class/power_supply says)"),
+            ], summary: "the power source background transfers see",
+            details: """
+            Discretionary background transfers wait while the device is on battery. voipd
+            reads /sys/class/power_supply; --source overrides it until auto.
+            """),
+            VerbSpec(name: "network", section: .system, options: [
+                OptionSpec("--expensive", value: ("yes|no", .text), "a metered network: discretionary transfers wait"),
+                OptionSpec("--kind", value: ("KIND", .text), "wifi, cellular, ethernet…: whose daily budget counts"),
+                OptionSpec("--available", value: ("yes|no", .text), "no: no transfer starts"),
+            ], summary: "the network background transfers see",
+            details: """
+            Changes what background transfers know of the network; what is not given stays.
+            On an expensive network, discretionary tasks and tasks that do not allow expensive
+            networks wait.
+            """),
             VerbSpec(name: "stats", section: .system, summary: "counters, Prometheus text format",
                      details: """
                      Counters in the Prometheus text exposition format (for node_exporter's textfile

@@ -17,12 +17,12 @@ struct TransferDaemonTests {
         let files: String
         let harness: DaemonHarness
 
-        init(rateLimit: String = "2m", transfers: String = "{}") throws {
+        init(rateLimit: String = "2m", transfers: String = "{}", timeScale: Double = 1) throws {
             nginx = try NginxServer(rateLimit: rateLimit)
             files = try makeTemporaryDirectory("voipd-transfer-files")
             let configuration = files + "/voipd.json"
             try #"{"transfers": \#(transfers)}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
-            harness = try DaemonHarness(arguments: ["--config", configuration])
+            harness = try DaemonHarness(timeScale: timeScale, arguments: ["--config", configuration])
         }
 
         func stop() {
@@ -36,6 +36,16 @@ struct TransferDaemonTests {
             var digests: [String: String] = [:]
             for index in 0..<count { digests["f\(index)"] = try nginx.serve("f\(index)", size: size) }
             return digests
+        }
+
+        /// Has the app create a task that starts only once the app is suspended: the network
+        /// is unavailable meanwhile (`voipctl network --available no`).
+        func createWhileSuspending(_ app: TestAppHandle, _ command: TestAppCommand) throws {
+            try harness.control.setNetwork(NetworkSetting(available: false))
+            try app.send(command)
+            try app.expect(\.transferCreated)
+            try WakePathTests.suspend(harness, app)
+            try harness.control.setNetwork(NetworkSetting(available: true))
         }
 
         /// The transitions of `app` that resumed or relaunched it for transfer events.
@@ -61,7 +71,7 @@ struct TransferDaemonTests {
         // 6 MB at 2 MB/s: three seconds each, all at once, long after the app is suspended.
         let digests = try rig.serve(5, size: 6 << 20)
         let app = try rig.harness.launchTestApp("fetcher")
-        try app.send(.openSession(session: "photos"))
+        try app.send(.openSession(session: "photos", discretionary: nil))
         try app.expect(\.sessionOpened)
         var paths: [UInt64: String] = [:]
         for index in 0..<5 {
@@ -91,7 +101,7 @@ struct TransferDaemonTests {
         defer { rig.stop() }
         let digests = try rig.serve(1, size: 4 << 20)
         let app = try rig.harness.launchTestApp("uploader")
-        try app.send(.openSession(session: "sync"))
+        try app.send(.openSession(session: "sync", discretionary: nil))
         try app.expect(\.sessionOpened)
         let path = rig.files + "/f0"
         try app.send(.download(session: "sync", url: "\(rig.nginx.baseURL)/slow/f0", path: path))
@@ -106,5 +116,82 @@ struct TransferDaemonTests {
         #expect(try sha256(path) == digests["f0"])
         let wakes = try rig.transferWakes("uploader")
         #expect(wakes.count == 1 && wakes.first?.from == .terminated && wakes.first?.to == .background, "\(wakes)")
+    }
+
+    @Test("an app that chains downloads one by one is resumed later and later: 1, 2, 4 s apart at a tenth of the time (docs/TRANSFERS.md's curve)")
+    func chainedDownloadsResumeLater() throws {
+        // A tenth of the time: the work period starts at 1 s and doubles; the coalescing window is 0.2 s.
+        let rig = try Rig(timeScale: 0.1)
+        defer { rig.stop() }
+        // A quarter of a second each (at 2 MB/s): each completes after the app, having created
+        // it while resumed, is suspended again; a running app would be handed it at once.
+        _ = try rig.serve(1, size: 512 << 10)
+        let app = try rig.harness.launchTestApp("chainer")
+        try app.send(.openSession(session: "chain", discretionary: nil))
+        try app.expect(\.sessionOpened)
+        try app.send(.chain(session: "chain", url: "\(rig.nginx.baseURL)/slow/f0", directory: rig.files, count: 3))
+        try rig.createWhileSuspending(app, .download(session: "chain", url: "\(rig.nginx.baseURL)/slow/f0", path: rig.files + "/first"))
+        _ = try Self.completions(app, 4, timeout: .seconds(60))
+        let wakes = try rig.transferWakes("chainer").map(\.time)
+        #expect(wakes.count == 4, "\(wakes)")
+        let gaps = zip(wakes.dropFirst(), wakes).map { $0 - $1 }
+        // The next wake no sooner than the work period after the last: 1, 2, 4 s.
+        for (gap, period) in zip(gaps, [1.0, 2.0, 4.0]) {
+            #expect(gap >= period * 0.95, "gaps \(gaps)")
+        }
+        #expect(gaps.count == 3 && gaps[1] > gaps[0] * 1.5 && gaps[2] > gaps[1] * 1.5, "growing: \(gaps)")
+    }
+
+    @Test("a 401 resumes the suspended app; its credential lets the task complete")
+    func challengeResumesTheApp() throws {
+        let rig = try Rig(timeScale: 0.1)
+        defer { rig.stop() }
+        let digest = try rig.nginx.serve("private/f0", size: 256 << 10)
+        let app = try rig.harness.launchTestApp("locked")
+        try app.send(.credential(user: NginxServer.user, password: NginxServer.password))
+        try app.send(.openSession(session: "vault", discretionary: nil))
+        try app.expect(\.sessionOpened)
+        try rig.createWhileSuspending(app, .download(session: "vault", url: "\(rig.nginx.baseURL)/private/f0", path: rig.files + "/f0"))
+        let challenged = try app.expect { if case .transferChallenged = $0 { return true } else { return false } }
+        if case .transferChallenged(_, _, let answered) = challenged { #expect(answered) }
+        let done = try Self.completions(app, 1)
+        #expect(done.values.first?.status == 200 && done.values.first?.error == nil, "\(done)")
+        #expect(try sha256(rig.files + "/f0") == digest)
+        // The challenge resumed it; the answered task goes on at once (seed 003), and its
+        // completion is handed over in that wake or after a second resume.
+        let wakes = try rig.transferWakes("locked")
+        #expect(wakes.first?.from == .suspended, "\(wakes)")
+        if wakes.count == 2 { #expect(wakes[1].time - wakes[0].time >= 0.95, "the challenge counted against the limiter: \(wakes)") }
+        #expect(rig.nginx.requests.contains { $0.hasPrefix("GET /private/f0 401") } && rig.nginx.requests.contains { $0.hasPrefix("GET /private/f0 200") },
+                "\(rig.nginx.requests)")
+    }
+
+    @Test("discretionary tasks wait while the network is expensive, while on battery, and once the daily budget is spent")
+    func discretionaryTasksWait() throws {
+        let rig = try Rig(transfers: #"{"dailyBudget": 100000}"#)
+        defer { rig.stop() }
+        _ = try rig.serve(2, size: 200_000)
+        let control = rig.harness.control
+        try control.setNetwork(NetworkSetting(expensive: true, kind: "wifi"))
+        let app = try rig.harness.launchTestApp("patient")
+        try app.send(.openSession(session: "later", discretionary: true))
+        try app.expect(\.sessionOpened)
+        try app.send(.download(session: "later", url: "\(rig.nginx.baseURL)/f0", path: rig.files + "/f0"))
+        let first = try app.expect(\.transferCreated).task
+        #expect(try control.transfers(app: "patient").first?.waitReason == "expensiveNetwork")
+        try control.setPower(.battery)
+        try control.setNetwork(NetworkSetting(expensive: false))
+        #expect(try control.transfers(app: "patient").first?.waitReason == "onBattery")
+        #expect(rig.nginx.requests.isEmpty, "nothing was fetched yet: \(rig.nginx.requests)")
+        // Good conditions: it runs, and its 200 000 bytes spend the 100 000-byte budget.
+        try control.setPower(.externalPower)
+        #expect(try Self.completions(app, 1)[first]?.status == 200)
+        try app.send(.download(session: "later", url: "\(rig.nginx.baseURL)/f1", path: rig.files + "/f1"))
+        _ = try app.expect(\.transferCreated)
+        let waiting = try #require(try control.transfers(app: "patient").first)
+        #expect(waiting.waitReason == "budgetSpent" && (waiting.waitUntil ?? 0) > Date().timeIntervalSince1970 + 3600, "\(waiting)")
+        // Another network kind has its own budget.
+        try control.setNetwork(NetworkSetting(kind: "ethernet"))
+        #expect(try Self.completions(app, 1).values.first?.status == 200)
     }
 }

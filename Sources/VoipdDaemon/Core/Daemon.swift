@@ -299,6 +299,7 @@ public final class Daemon {
         perform(outcome.actions, for: app, resumed: resumed)
         noteStopAwaited(app)
         noteAdoption(app)
+        noteTransferPresence(app)
         return outcome
     }
 
@@ -430,7 +431,6 @@ public final class Daemon {
         // Between background and suspended the state file has nothing new to say.
         if !routine { noteStateChange() }
         if to == .terminated { finishLaunchWaiters(app) }
-        transferPresenceChanged(app, to: to)
     }
 }
 

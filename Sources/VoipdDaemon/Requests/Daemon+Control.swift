@@ -123,6 +123,8 @@ extension Daemon {
         case .memoryPressure:
             affected = relieveMemoryPressure(level: request.level ?? .warning, count: max(request.count ?? 1, 0),
                                              cause: "requested by pid \(client.credentials.pid)")
+        case .power, .network:
+            return try transferConditions(request, from: client)
         }
         reply(request.id, SystemCommandResult(apps: affected), to: client)
     }

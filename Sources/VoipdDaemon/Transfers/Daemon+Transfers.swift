@@ -21,8 +21,12 @@ extension Daemon {
             transfers = try TransferHost(configuration: settings, directory: directory, loop: loop, log: log,
                                          agentExecutable: configuration.transfers.agentExecutable)
         } catch {
-            log.error("background transfers are off: cannot open their store in \(directory): \(error)")
+            return log.error("background transfers are off: cannot open their store in \(directory): \(error)")
         }
+        guard let transfers else { return }
+        transfers.systemPower = PowerSupply.source(of: PowerSupply.read())
+        transfers.service.handle(.power(transfers.power))
+        transfers.service.handle(.network(transfers.network))
         transfersChanged()
     }
 
@@ -107,6 +111,39 @@ extension Daemon {
         replyList(request.id, TransferTasksResult(tasks: tasks), to: client)
     }
 
+    /// `power` and `network`: the conditions discretionary tasks wait for.
+    func transferConditions(_ request: SystemCommandRequest, from client: ClientConnection) throws {
+        let host = try transferService()
+        if request.verb == .power {
+            guard let setting = request.power else { throw ProtocolError(.badRequest, "power needs power: externalPower, battery or auto") }
+            switch setting {
+            case .externalPower: host.powerOverride = .externalPower
+            case .battery: host.powerOverride = .battery
+            case .auto:
+                host.powerOverride = nil
+                host.systemPower = PowerSupply.source(of: PowerSupply.read())
+            }
+            log.notice("transfers: power \(host.power.rawValue)\(host.powerOverride == nil ? " (from the system)" : ""), set by pid \(client.credentials.pid)")
+            host.service.handle(.power(host.power))
+        } else {
+            guard let setting = request.network else { throw ProtocolError(.badRequest, "network needs network: expensive, kind or available") }
+            if let kind = setting.kind {
+                guard !kind.isEmpty, kind.utf8.count <= 32, kind.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7a || $0 >= 0x30 && $0 <= 0x39 || $0 == 0x2d }) else {
+                    throw ProtocolError(.badRequest, "a network kind is 1–32 characters of a–z 0–9 -, not \(kind)")
+                }
+                host.network.kind = NetworkKind(kind)
+            }
+            if let expensive = setting.expensive { host.network.isExpensive = expensive }
+            if let available = setting.available { host.network.isAvailable = available }
+            log.notice("transfers: network \(host.network.kind), \(host.network.isExpensive ? "expensive" : "not expensive"), \(host.network.isAvailable ? "available" : "unavailable"), set by pid \(client.credentials.pid)")
+            host.service.handle(.network(host.network))
+        }
+        transfersChanged()
+        reply(request.id, TransferConditionsResult(power: host.power, powerOverridden: host.powerOverride != nil,
+                                                   networkAvailable: host.network.isAvailable, networkKind: host.network.kind.rawValue,
+                                                   expensive: host.network.isExpensive), to: client)
+    }
+
     /// The app a connection identified as, and the service, once the app's account is bound.
     private func transferApp(_ client: ClientConnection) throws -> (TransferHost, AppRecord) {
         let host = try transferService()
@@ -118,6 +155,7 @@ extension Daemon {
         } catch {
             throw ProtocolError(.internalError, "cannot record the account of \(app.name)'s transfers: \(error)")
         }
+        noteTransferPresence(app)
         return (host, app)
     }
 
@@ -228,10 +266,21 @@ extension Daemon {
         transfersChanged()
     }
 
-    /// The payload of a `backgroundTransferEvents` event being sent.
+    /// The payload of a `backgroundTransferEvents` event being sent. A delivery has at most
+    /// `maximumEventsPerDelivery` events, but their responses' headers (up to 32 KiB each) may
+    /// not fit in one frame together: then the headers are left out, the statuses kept.
     func transferPayload(for event: AppEvent) -> TransferEventsPayload? {
         guard let id = event.delivery, let delivery = transfers?.inFlight[id] else { return nil }
-        return TransferEventsPayload(delivery: id, events: delivery.events.map(TransferEventMessage.init))
+        var payload = TransferEventsPayload(delivery: id, events: delivery.events.map(TransferEventMessage.init))
+        let budget = Frame.maximumSize - Frame.headerSize - 4096
+        if codec.encodedSize(payload) > budget {
+            log.info("\(delivery.app): transfer delivery \(id) too large for one frame: the responses' headers are left out")
+            for index in payload.events.indices {
+                payload.events[index].completion?.response?.headers = HTTPHeaders()
+                payload.events[index].challenge?.response.headers = HTTPHeaders()
+            }
+        }
+        return payload
     }
 
     /// The app acknowledged an event: if it carried transfer events, they are handled.
@@ -242,17 +291,20 @@ extension Daemon {
         transfersChanged()
     }
 
-    /// Feeds the app's presence to the service (apps that use transfers only). Called while
-    /// lifecycle actions are performed: the service's deliveries wait for the batch's end.
-    func transferPresenceChanged(_ app: AppRecord, to state: AppState) {
+    /// Feeds the app's presence to the service when it changed (apps that use transfers
+    /// only), after each batch of the app's lifecycle actions. An app on its way to a stop
+    /// is suspended for the service already: what arrives for it now needs a resume.
+    func noteTransferPresence(_ app: AppRecord) {
         guard let transfers, transfers.accounts.account(of: app.name) != nil else { return }
         let presence: AppPresence
-        switch state {
+        switch app.lifecycle.phase {
         case .active, .inactive: presence = .foreground
         case .background: presence = .background
-        case .suspended: presence = .suspended
+        case .suspending, .suspended: presence = .suspended
         case .notRunning, .terminated: presence = .notRunning
         }
+        guard transfers.presence[app.name] != presence else { return }
+        transfers.presence[app.name] = presence
         // Deliveries the app will not acknowledge now: a stopped app's wait until it runs
         // again; an ended app's are made again by the service itself.
         if presence == .suspended || presence == .notRunning {

@@ -19,8 +19,16 @@ final class TransferHost: TransferServiceHost {
     /// Deliveries and progress the service handed over, for the daemon to perform.
     var pendingDeliveries: [TransferDelivery] = []
     var pendingProgress: [(app: String, event: TransferEvent)] = []
+    /// The presence last fed to the service, by app.
+    var presence: [String: AppPresence] = [:]
     /// Deliveries handed to an app's lifecycle and not yet handled, by delivery id.
     var inFlight: [UInt64: TransferDelivery] = [:]
+    /// The power source `/sys/class/power_supply` gave, and `voipctl power`'s override.
+    var systemPower: PowerSource = .unknown
+    var powerOverride: PowerSource?
+    var power: PowerSource { powerOverride ?? systemPower }
+    /// The network as transfers see it (`voipctl network`).
+    var network = NetworkStatus()
 
     init(configuration: TransferConfiguration, directory: String, loop: EventLoop, log: Logger, agentExecutable: String?) throws {
         self.loop = loop
@@ -34,9 +42,6 @@ final class TransferHost: TransferServiceHost {
         launcher.credentials = { app in try accounts.credentials(of: app) }
         service = try TransferService(configuration: configuration, store: store, launcher: launcher, host: self)
     }
-
-    /// The service's reading of the loop's token, if the token is the service's.
-    func owns(loopToken: UInt64) -> Bool { loopTokens.values.contains(loopToken) }
 
     // MARK: - TransferServiceHost
 
