@@ -123,9 +123,10 @@ struct TransferDaemonTests {
         // A tenth of the time: the work period starts at 1 s and doubles; the coalescing window is 0.2 s.
         let rig = try Rig(timeScale: 0.1)
         defer { rig.stop() }
-        // A quarter of a second each (at 2 MB/s): each completes after the app, having created
-        // it while resumed, is suspended again; a running app would be handed it at once.
-        _ = try rig.serve(1, size: 512 << 10)
+        // A second each (at 2 MB/s): each completes after the app, having created it while
+        // resumed, is suspended again (a running app is handed it at once, with no resume);
+        // a quarter of a second was not always enough under load.
+        _ = try rig.serve(1, size: 2 << 20)
         let app = try rig.harness.launchTestApp("chainer")
         try app.send(.openSession(session: "chain", discretionary: nil))
         try app.expect(\.sessionOpened)
