@@ -5,17 +5,23 @@ import VoipdVocabulary
 /// Waits until `path` exists and is not empty (a pid file, a download), woken by inotify on
 /// its directory rather than by looking again and again: false if `deadline` passes first.
 public func waitForNonEmptyFile(_ path: String, until deadline: MonotonicInstant) throws -> Bool {
-    let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-    let watch = try inotifyWatch(directory, events: IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)
+    let watch = try inotifyWatch(directory(of: path), events: IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)
     return try waitForChange(watch, until: deadline) { fileSize(path).map { $0 > 0 } ?? false }
 }
 
 /// Waits until the file at `path` (a log a process appends to) contains `text`, woken by
-/// inotify each time the file changes: false if `deadline` passes first.
+/// inotify each time the file changes: false if `deadline` passes first. The file need not
+/// exist yet (a program launched a moment ago may not have opened its log).
 public func waitForText(_ text: String, in path: String, until deadline: MonotonicInstant) throws -> Bool {
-    // Watched before it is read: a write in between still wakes the wait.
-    let watch = try inotifyWatch(path, events: IN_MODIFY)
+    // Watched before it is read: a write in between still wakes the wait. The directory is
+    // watched rather than the file, so that its creation wakes the wait too.
+    let watch = try inotifyWatch(directory(of: path), events: IN_CREATE | IN_MODIFY | IN_MOVED_TO)
     return try waitForChange(watch, until: deadline) { (ProcFS.read(path) ?? "").contains(text) }
+}
+
+/// The directory `path` names a file in.
+private func directory(of path: String) -> String {
+    path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
 }
 
 /// The size of the file at `path`, nil when there is none.

@@ -21,10 +21,10 @@ struct AdoptionDaemonTests {
         if len(sys.argv) > 1: sys.stdout = open(sys.argv[1], "a", buffering=1)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("127.0.0.1", 0))
-        print("port", s.getsockname()[1], flush=True)
+        sys.stdout.write("port %d\\n" % s.getsockname()[1])
         while True:
             data = s.recv(2048)
-            print("got", data.decode(), flush=True)
+            sys.stdout.write("got %s\\n" % data.decode())
         """
 
     /// Launches the reader adopted by its address (it picks its port itself: a fixed one
