@@ -76,9 +76,24 @@ struct AdoptedBaresipKeepAliveTests {
         (ProcFS.read(log) ?? "").components(separatedBy: "voipd: REGISTER of sip:alice@127.0.0.1 from").count - 1
     }
 
-    /// Waits until voipd has stopped it (a keep-alive resume may be under way).
+    /// Waits until voipd has stopped it (a keep-alive resume may be under way), and checks the
+    /// kernel agrees. A keep-alive resume can come between voipd's answer and the look at
+    /// /proc, so the look counts only when voipd still reports the same suspension after it.
     private func waitForSuspended(_ pid: pid_t, _ harness: DaemonHarness) throws {
-        if try harness.status("alice").state != .suspended { try harness.waitForState("alice", .suspended) }
-        #expect(ProcFS.state(of: pid) == "T")
+        let deadline = MonotonicInstant.now + .seconds(30)
+        while true {
+            if try harness.status("alice").state != .suspended { try harness.waitForState("alice", .suspended) }
+            let before = try harness.status("alice")
+            let state = ProcFS.state(of: pid)
+            let after = try harness.status("alice")
+            if before.state == .suspended && after.state == .suspended && after.since == before.since && after.wakes == before.wakes {
+                #expect(state == "T", "voipd reports it suspended since \(after.since) but the kernel says \(state.map { String($0) } ?? "no process")")
+                return
+            }
+            guard MonotonicInstant.now < deadline else {
+                Issue.record("never suspended long enough to look at it: \(after)")
+                return
+            }
+        }
     }
 }
