@@ -65,6 +65,8 @@ struct LifecycleRun {
     var shutDown = false
     /// Inputs fed so far.
     var inputs = 0
+    /// The next transfer delivery's id: the daemon's transfer engine numbers them in order.
+    var nextDelivery: UInt64 = 1
 
     init(policy: AppPolicy, timings: LifecycleTimings) {
         app = AppLifecycle(timings: timings, policy: policy)
@@ -125,7 +127,9 @@ struct LifecycleRun {
         case 28: feed(.hibernateRequested)
         case 29: feed(.quietMeasured)
         case 30: feed(.setAudioSessionActive(argument & 1 == 1))
-        case 31: feed(.transferEventsReady(delivery: UInt64(argument)))
+        case 31:
+            feed(.transferEventsReady(delivery: nextDelivery))
+            nextDelivery += 1
         default: fireEarliestTimer()
         }
     }
@@ -199,8 +203,15 @@ struct LifecycleRun {
         require(violations.isEmpty, "\(input) in \(before.phase): \(violations.joined(separator: "; "))")
         memory = Invariants.remember(memory, input: input, actions: actions, after: app)
 
-        // What waits to be sent is bounded: a few kinds, one socket report per socket.
-        require(app.outbox.count <= 8, "\(app.outbox.count) events queued: \(app.outbox.map(\.kind))")
+        // What waits to be sent is bounded: a few kinds, one socket report per socket. Transfer
+        // deliveries are counted apart: each is a distinct batch of tasks (the engine puts a
+        // task in one delivery at a time and allows maximumTasksPerApp), so the lifecycle must
+        // keep each once and lose none, however many the engine has outstanding.
+        let transferDeliveries = app.outbox.filter { $0.kind == .backgroundTransferEvents }.map(\.delivery)
+        let others = app.outbox.count - transferDeliveries.count
+        require(others <= 8, "\(others) events queued: \(app.outbox.map(\.kind))")
+        require(Set(transferDeliveries).count == transferDeliveries.count && !transferDeliveries.contains(nil),
+                "transfer deliveries queued twice or without an id: \(transferDeliveries)")
         if input == .shutdown { shutDown = true }
         if case .launched = input, !outcome.isRejected { shutDown = false }
         if shutDown {
