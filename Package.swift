@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdTestSupport", "VoipdVocabulary"]),
         .testTarget(
             name: "VoipdIntegrationTests",
             dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "VoipdDaemon", "SIP", "TestAppMessages", "VoipdTestSupport", "voipd", "voipctl", "voip-test-app",

@@ -142,7 +142,6 @@ struct BaresipCallLoop {
             let latency = try TimedCall(connection: connection, configuration: configuration).run()
             if mode == .suspended { try modes.waitForSuspensionAfterCall() }
             try callee.drain()
-            try registrar.drain()
             return latency
         } catch {
             try? callee.drain()

@@ -1,13 +1,15 @@
 import SIP
+import VoipdTestSupport
 
 /// The SIP server a measurement runs through: the embedded `SIPRegistrar` (on a thread
 /// of the bench, started from the calling thread, whose CPU mask its thread inherits) or
-/// Kamailio (a child process).
+/// Kamailio (a child process, through ``GuardedExec`` so that it gets SIGTERM if the bench
+/// dies; its log in a file).
 final class RegistrarUnderTest {
     let host = "127.0.0.1"
     let port: UInt16
     private let embedded: SIPRegistrar?
-    private let kamailio: KamailioUnderTest?
+    private let kamailio: KamailioServer?
 
     init(_ kind: SIPOptions.Registrar, kamailioBinary: String) throws {
         switch kind {
@@ -17,18 +19,15 @@ final class RegistrarUnderTest {
             try registrar.start()
             (embedded, kamailio, port) = (registrar, nil, registrar.port)
         case .kamailio:
-            let server = try KamailioUnderTest(binary: kamailioBinary)
+            let server = try KamailioServer(binary: kamailioBinary, wrap: GuardedExec.wrap)
             (embedded, kamailio, port) = (nil, server, server.port)
         }
     }
 
     var address: String { "\(host):\(port)" }
 
-    /// Reads Kamailio's log so far (nothing for the embedded registrar).
-    func drain() throws { try kamailio?.drain() }
-
     /// The end of Kamailio's log, for a failure message.
-    var logTail: String? { kamailio?.logTail }
+    var logTail: String? { kamailio.map { String($0.log.suffix(2000)) } }
 
     func stop() {
         embedded?.stop()

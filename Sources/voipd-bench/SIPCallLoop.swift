@@ -43,7 +43,6 @@ struct SIPCallLoop {
             let latency = try TimedCall(connection: connection, configuration: configuration).run()
             if mode == .suspended { try modes.waitForSuspensionAfterCall() }
             try softphone.drain()
-            try registrar.drain()
             return latency
         } catch {
             try? softphone.drain()

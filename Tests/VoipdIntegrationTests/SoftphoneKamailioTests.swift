@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// The softphone and the demo against a real Kamailio with Deploy/kamailio/kamailio.cfg.
 /// Skipped (saying why) without Kamailio, unless CI=true, where that is a failure.

@@ -3,6 +3,7 @@ import SIP
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// The softphone's transports against a real Kamailio (Deploy/kamailio, in its variants):
 /// over UDP, listening over TCP for a registrar that does not reuse connections, and a

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// baresip 1.0 (Debian's baresip-core), unmodified, in a private network: configured in a
 /// directory of its own (it writes a uuid file there), SIP on 10.77.0.1:SIPPORT (UDP, TCP and,

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// linphonec (Debian's linphone-cli, liblinphone 5.1), unmodified, in a private network with
 /// a default route (without one liblinphone takes the network for down and opens no SIP
