@@ -281,22 +281,22 @@ public final class Daemon {
     /// Feeds an input to an app's state machine and performs the actions it returns, then
     /// whatever those actions raised. Returns the input's own outcome (for replies).
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
-    /// `resumed`: the process was continued already, on the wake path, so the answer's
-    /// `.resume` has been done.
+    /// `resumedAt`: the wall-clock time the process was continued at already, on the wake
+    /// path, so the answer's `.resume` has been done (and its transition is stamped then).
     @discardableResult
-    func feed(_ app: AppRecord, _ input: LifecycleInput, resumed: Bool = false) -> LifecycleOutcome {
-        let outcome = handle(input, for: app, resumed: resumed)
+    func feed(_ app: AppRecord, _ input: LifecycleInput, resumedAt: Double? = nil) -> LifecycleOutcome {
+        let outcome = handle(input, for: app, resumedAt: resumedAt)
         drainDeferredInputs()
         return outcome
     }
 
     /// One input through the lifecycle, and its actions performed.
-    private func handle(_ input: LifecycleInput, for app: AppRecord, resumed: Bool = false) -> LifecycleOutcome {
+    private func handle(_ input: LifecycleInput, for app: AppRecord, resumedAt: Double? = nil) -> LifecycleOutcome {
         let callStarted = app.lifecycle.callStartedAt
         let outcome = app.lifecycle.handle(input, now: now)
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
         if app.lifecycle.callStartedAt != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
-        perform(outcome.actions, for: app, resumed: resumed)
+        perform(outcome.actions, for: app, resumedAt: resumedAt)
         noteStopAwaited(app)
         noteAdoption(app)
         noteTransferPresence(app)
@@ -334,11 +334,17 @@ public final class Daemon {
         }
     }
 
-    private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumed: Bool) {
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumedAt: Double?) {
+        // When the process was continued: the transition out of `suspended` happened then,
+        // not after the bookkeeping between the SIGCONT (or thaw) and its record.
+        var continuedAt = resumedAt
         for action in actions {
             switch action {
             case .resume:
-                if !resumed { resume(app) }
+                if continuedAt == nil {
+                    continuedAt = wallClockSeconds()
+                    resume(app)
+                }
                 resumedFromHibernation(app)
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
@@ -354,7 +360,7 @@ public final class Daemon {
             case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
             case .hibernate(let requested, let reason): hibernate(app, requested: requested, reason: reason)
             case .transition(let from, let to, let reason):
-                recordTransition(app, from: from, to: to, reason: reason)
+                recordTransition(app, from: from, to: to, reason: reason, at: from == .suspended ? continuedAt : nil)
                 suspensionChanged(app, from: from, to: to)
             }
         }
@@ -418,8 +424,9 @@ public final class Daemon {
         }
     }
 
-    private func recordTransition(_ app: AppRecord, from: AppState, to: AppState, reason: String) {
-        let record = TransitionRecord(time: wallClockSeconds(), app: app.name, from: from, to: to, reason: reason)
+    /// `time`: when it happened, if not now (a resume's, taken at its SIGCONT).
+    private func recordTransition(_ app: AppRecord, from: AppState, to: AppState, reason: String, at time: Double? = nil) {
+        let record = TransitionRecord(time: time ?? wallClockSeconds(), app: app.name, from: from, to: to, reason: reason)
         if to == .suspended { warnIfUnreachable(app) }
         app.since = record.time
         events.append(record)

@@ -71,16 +71,17 @@ extension Daemon {
         app.wakeSeenAt = now
         // The wake path: the lifecycle says it will resume the app, so SIGCONT goes first and
         // the app runs while voipd does the bookkeeping (its `.resume` is then done already).
-        var resumed = false
+        var resumedAt: Double?
         if app.lifecycle.resumesOnSocketReady, let process = app.process {
+            let continuing = wallClockSeconds()
             do {
                 try suspender.resume(process)
-                resumed = true
+                resumedAt = continuing
             } catch {
                 // The lifecycle's `.resume` tries again, and says why it fails.
             }
         }
-        feed(app, .socketReady(readiness), resumed: resumed)
+        feed(app, .socketReady(readiness), resumedAt: resumedAt)
     }
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
