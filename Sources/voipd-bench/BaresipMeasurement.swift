@@ -67,8 +67,7 @@ struct BaresipMeasurement {
             let (floorP50, floorP99) = (figures["wake_total_p50"]!, figures["wake_total_p99"]!)
             progress("\(label): baresip pids \(pid) (adopted) and \(other.pid.map(String.init) ?? "?") registered through "
                      + "\(registrarServer.address); floor p50 \(fixed(floorP50, 1)) us; \(options.warmUpCalls) + \(options.calls) calls per mode")
-            let loop = try BaresipCallLoop(connection: connection, registrar: registrarServer, modes: modes, adopted: adopted, adoptedPID: pid,
-                                           unsupervised: other)
+            let loop = try BaresipCallLoop(connection: connection, registrar: registrarServer, modes: modes, adopted: adopted, unsupervised: other)
             let latencies = try loop.run(calls: options.calls, warmUp: options.warmUpCalls)
             // Each call to the suspended baresip must have woken it: one wake per call.
             let wakes = try modes.control.app(Self.adoptedUser).wakes
@@ -93,15 +92,13 @@ struct BaresipCallLoop {
     let registrar: RegistrarUnderTest
     let modes: SoftphoneModes
     let adopted: BaresipUnderTest
-    let adoptedPID: pid_t
     let unsupervised: BaresipUnderTest
     private let adoptedTarget: SIPCaller.Configuration
     private let unsupervisedTarget: SIPCaller.Configuration
 
-    init(connection: CallerConnection, registrar: RegistrarUnderTest, modes: SoftphoneModes, adopted: BaresipUnderTest, adoptedPID: pid_t,
+    init(connection: CallerConnection, registrar: RegistrarUnderTest, modes: SoftphoneModes, adopted: BaresipUnderTest,
          unsupervised: BaresipUnderTest) throws {
-        (self.connection, self.registrar, self.modes, self.adopted, self.adoptedPID, self.unsupervised) =
-            (connection, registrar, modes, adopted, adoptedPID, unsupervised)
+        (self.connection, self.registrar, self.modes, self.adopted, self.unsupervised) = (connection, registrar, modes, adopted, unsupervised)
         func target(_ phone: BaresipUnderTest) throws -> SIPCaller.Configuration {
             SIPCaller.Configuration(target: try SIPURI(parsing: "sip:\(phone.user)@\(registrar.address)"),
                                     user: SIPMeasurement.callerUser, domain: registrar.address)
@@ -124,28 +121,11 @@ struct BaresipCallLoop {
     private func call(_ index: Int, _ mode: BaresipMeasurement.Mode) throws -> UInt64 {
         let callee = mode == .unsupervised ? unsupervised : adopted
         let configuration = mode == .unsupervised ? unsupervisedTarget : adoptedTarget
-        do {
-            let probe = ReachabilityProbe(connection: connection, configuration: configuration)
-            switch mode {
-            case .unsupervised:
-                try probe.run()
-            case .running:
-                try modes.enter(.running)
-                try probe.run()
-            case .suspended:
-                try probe.run()
-                // Background, then stopped once voipd has measured it quiet (0.2 s).
-                try modes.enter(.suspended)
-                let state = ProcFS.state(of: adoptedPID)
-                guard state == "T" else { throw BenchError("the adopted baresip is in kernel state \(state.map(String.init) ?? "gone"), not T") }
-            }
-            let latency = try TimedCall(connection: connection, configuration: configuration).run()
-            if mode == .suspended { try modes.waitForSuspensionAfterCall() }
-            try callee.drain()
-            return latency
-        } catch {
-            try? callee.drain()
-            throw BenchError("call \(index + 1) (\(mode.rawValue)): \(error)\nbaresip's log ends:\n\(callee.logTail)")
+        let supervised: SoftphoneModes.Mode? = switch mode {
+            case .unsupervised: nil
+            case .running: .running
+            case .suspended: .suspended
         }
+        return try modes.measureCall(index, to: callee, in: supervised, modeName: mode.rawValue, connection: connection, configuration: configuration)
     }
 }

@@ -9,15 +9,20 @@ import VoipdTestSupport
 /// (a child of the bench through ``GuardedExec``) or launched by voipd from a manifest that
 /// adopts it; its log comes to the bench on a FIFO (a manifest cannot pass a descriptor).
 /// Configured from Deploy/softphones/baresip.config, as the adoption tests run it.
-final class BaresipUnderTest {
+final class BaresipUnderTest: CalleeUnderTest {
     let user: String
     let port: UInt16
     /// Unsupervised: its pidfd, for ``stop()``. Adopted: nil (voipd ends it).
     private let process: AppProcessHandle?
-    private let log: ChildLog
+    let log: ChildLog
+    static let registeredLine = "200 OK"
+    /// Adopted: the pid voipd launched it with.
+    private var launchedPID: pid_t?
 
-    /// Unsupervised: its pid.
-    var pid: pid_t? { process?.pidfd.pid }
+    /// Its pid: unsupervised, from the start; adopted, once voipd launched it.
+    var pid: pid_t? { process?.pidfd.pid ?? launchedPID }
+    var description: String { "baresip (\(user))" }
+    var kernelState: Character? { pid.flatMap(ProcFS.state(of:)) }
 
     /// Adoption under voipd: the app's name, and the rules (`sip` for its own UDP and TCP
     /// SIP port, `sip:port=REGISTRAR` for its connection to a registrar off 5060). Quiet
@@ -62,22 +67,9 @@ final class BaresipUnderTest {
     func launch(_ control: VoipdControl) throws -> pid_t {
         let status = try control.launchManifest(user)
         guard let pid = status.pid else { throw BenchError("voipd launched baresip but reports no pid (\(status.state))") }
+        launchedPID = pid
         return pid
     }
-
-    /// Waits for the registrar's 200 OK to its REGISTER.
-    func waitUntilRegistered(milliseconds: Int32) throws {
-        do {
-            try log.waitForLine(containing: "200 OK", milliseconds: milliseconds)
-        } catch {
-            throw BenchError("baresip (\(user)) did not register: \(error); its log ends:\n\(log.tail)")
-        }
-    }
-
-    /// Reads what it has logged without waiting (between calls: a full FIFO would block it).
-    func drain() throws { try log.drain() }
-
-    var logTail: String { log.tail }
 
     /// Unsupervised: SIGTERM (it unregisters and exits), SIGKILL after 5 s; reaped.
     func stop() {

@@ -36,42 +36,28 @@ enum SIPBenchmark {
                 registrars.removeAll { $0 == .kamailio }
             }
             if callees.contains(.softphone) {
-                for result in try measure(registrars, placement: placement, setting: setting) {
-                    emit(options.json ? result.json : result.line)
+                let results = try measure(registrars, placement: placement, options: options) {
+                    try SIPMeasurement(registrar: $0, placement: placement, setting: setting).run()
                 }
+                results.forEach { emit(options.json ? $0.json : $0.line) }
             }
             if callees.contains(.baresip) {
-                for result in try measureBaresip(registrars, placement: placement, setting: setting) {
-                    emit(options.json ? result.json : result.line)
+                let results = try measure(registrars, placement: placement, options: options) {
+                    try BaresipMeasurement(registrar: $0, placement: placement, setting: setting).run()
                 }
+                results.forEach { emit(options.json ? $0.json : $0.line) }
             }
         }
         progress("done; load average \(WakeBenchmark.loadAverage())")
     }
 
     /// Run after run, each registrar in turn, so that drift falls on all of them alike.
-    private static func measure(_ registrars: [SIPOptions.Registrar], placement: CPUPlacement, setting: SIPSetting) throws -> [SIPResult] {
-        let options = setting.options
+    private static func measure<Run: SIPRunFigures>(_ registrars: [SIPOptions.Registrar], placement: CPUPlacement, options: SIPOptions,
+                                                    measurement: (SIPOptions.Registrar) throws -> Run) throws -> [SIPResults<Run>] {
         var results = registrars.map {
-            SIPResult(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
+            SIPResults<Run>(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
         }
-        let runs = try runInTurn(results.map(\.label), runs: options.runs, line: \SIPRun.line) { index in
-            try SIPMeasurement(registrar: registrars[index], placement: placement, setting: setting).run()
-        }
-        for index in results.indices { results[index].runs = runs[index] }
-        return results
-    }
-
-    /// The same with baresip as the callee.
-    private static func measureBaresip(_ registrars: [SIPOptions.Registrar], placement: CPUPlacement,
-                                       setting: SIPSetting) throws -> [BaresipResult] {
-        let options = setting.options
-        var results = registrars.map {
-            BaresipResult(registrar: $0, placement: placement, calls: options.calls, warmUp: options.warmUpCalls, floorWakes: options.floorWakes)
-        }
-        let runs = try runInTurn(results.map(\.label), runs: options.runs, line: \BaresipRun.line) { index in
-            try BaresipMeasurement(registrar: registrars[index], placement: placement, setting: setting).run()
-        }
+        let runs = try runInTurn(results.map(\.label), runs: options.runs, line: \Run.line) { try measurement(registrars[$0]) }
         for index in results.indices { results[index].runs = runs[index] }
         return results
     }

@@ -26,27 +26,7 @@ struct SIPCallLoop {
     }
 
     private func call(_ index: Int, _ mode: SoftphoneModes.Mode) throws -> UInt64 {
-        do {
-            let probe = ReachabilityProbe(connection: connection, configuration: configuration)
-            // Before either call the softphone answers an OPTIONS while in the foreground:
-            // proof that it is idle in its loop, and the same recent SIP work in both modes.
-            switch mode {
-            case .running:
-                try modes.enter(.running)
-                try probe.run()
-            case .suspended:
-                try probe.run()
-                try modes.enter(.suspended)
-                let state = softphone.kernelState
-                guard state == "T" else { throw BenchError("the softphone is in kernel state \(state.map(String.init) ?? "gone"), not T") }
-            }
-            let latency = try TimedCall(connection: connection, configuration: configuration).run()
-            if mode == .suspended { try modes.waitForSuspensionAfterCall() }
-            try softphone.drain()
-            return latency
-        } catch {
-            try? softphone.drain()
-            throw BenchError("call \(index + 1) (\(mode.rawValue)): \(error)\nthe softphone's log ends:\n\(softphone.logTail)")
-        }
+        try modes.measureCall(index, to: softphone, in: mode, modeName: mode.rawValue, connection: connection,
+                              configuration: configuration)
     }
 }

@@ -4,11 +4,13 @@ import VoipdSystem
 
 /// The softphone, launched by voipd (its child, as in real use) in the foreground, its log
 /// on a pipe to the bench, known by pidfd so that it is killed without a pid-reuse race.
-final class SoftphoneUnderTest {
+final class SoftphoneUnderTest: CalleeUnderTest {
     static let name = "softphone"
     static let user = "alice"
     let process: PidFd
-    private let log: ChildLog
+    let log: ChildLog
+    let description = "the softphone"
+    static let registeredLine = "sip: registered for"
 
     /// `softphone --registrar HOST:PORT --user alice --answer-after 0`: it answers at once,
     /// so a call is over a few round trips after its 180.
@@ -27,21 +29,6 @@ final class SoftphoneUnderTest {
 
     var pid: pid_t { process.pid }
 
-    /// Waits for its log to say that the registrar accepted its REGISTER.
-    func waitUntilRegistered(milliseconds: Int32) throws {
-        do {
-            try log.waitForLine(containing: "sip: registered for", milliseconds: milliseconds)
-        } catch {
-            throw BenchError("the softphone did not register: \(error); its log ends:\n\(log.tail)")
-        }
-    }
-
-    /// Reads what it has logged without waiting (between calls: a full pipe would block it).
-    func drain() throws { try log.drain() }
-
-    var logTail: String { log.tail }
-
-    /// The kernel's state letter (T: stopped).
     var kernelState: Character? { ProcFS.state(of: pid) }
 
     /// Resumes it if stopped and kills it; voipd, its parent, reaps it.
