@@ -14,13 +14,7 @@ public final class KamailioServer {
     public static let shouldRun = isInstalled || runningUnderCI
     public static let skipReason = "\(binary) is not installed (apt-get install kamailio; with CI=true this is a failure)"
 
-    /// This package's directory, from this file's place in it.
-    public static let packageRoot: String = {
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
-        return path
-    }()
-    public static var script: String { packageRoot + "/Deploy/kamailio/run-kamailio.sh" }
+    public static var script: String { packageDirectory + "/Deploy/kamailio/run-kamailio.sh" }
 
     public let process: PidFd
     public let port: UInt16
@@ -34,7 +28,7 @@ public final class KamailioServer {
     /// that starts it (a benchmark's guard that ends it with the benchmark).
     public init(binary: String = KamailioServer.binary, options: [String] = [], wrap: ([String]) -> [String] = { $0 }) throws {
         guard access(binary, X_OK) == 0 else { throw TestFailure("CI=true requires the Kamailio tests to run: \(Self.skipReason)") }
-        port = try Self.freePort(udp: options.contains("--udp"))
+        port = try freeLoopbackPort(udp: options.contains("--udp"))
         directory = try makeTemporaryDirectory("voipd-kamailio")
         let log = try openFile(directory + "/kamailio.log", flags: O_WRONLY | O_CREAT | O_APPEND)
         let command = wrap([Self.script] + options + ["\(port)", directory + "/run"])
@@ -67,17 +61,5 @@ public final class KamailioServer {
         }
         _ = try? process.waitForExit()
         removeTree(directory)
-    }
-
-    // The kernel picks a port that is free now (for UDP too, with `udp`); Kamailio binds it
-    // a moment later.
-    private static func freePort(udp: Bool) throws -> UInt16 {
-        for _ in 0..<16 {
-            let listener = try Socket.listenTCP()
-            let port = try Socket.localPort(listener)
-            guard udp else { return port }
-            if (try? Socket.bindUDP(port: port)) != nil { return port }
-        }
-        throw TestFailure("no port free for both TCP and UDP")
     }
 }

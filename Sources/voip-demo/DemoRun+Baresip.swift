@@ -9,8 +9,6 @@ import VoipdSystem
 extension DemoRun {
     /// Debian's baresip-core.
     static let baresipBinary = "/usr/bin/baresip"
-    /// Deploy/softphones/baresip.config, which the adoption tests and the bench use too.
-    static let baresipTemplate = parentDirectory(parentDirectory(parentDirectory(#filePath))) + "/Deploy/softphones/baresip.config"
     /// How long baresip must stay below the quiet thresholds before voipd suspends it (its
     /// manifest's `quietWindowSeconds`; 5 s by default).
     static let quietWindowSeconds = 1.0
@@ -34,14 +32,12 @@ extension DemoRun {
     }
 
     private func writeBaresipFiles() throws {
-        guard let text = ProcFS.read(Self.baresipTemplate) else { throw DemoFailure("\(Self.baresipTemplate) is missing") }
         let home = directory + "/baresip"
         mkdir(home, 0o755)
         mkdir(directory + "/apps.d", 0o755)
         let sipPort = try freeSIPPortPair()
-        let configuration = text.replacingOccurrences(of: "@ADDRESS@", with: "127.0.0.1")
-            .replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)").replacingOccurrences(of: "@MODULES@", with: "")
-        try write(configuration, to: home + "/config")
+        // Deploy/softphones/baresip.config, as the adoption tests and the bench run it.
+        try writeTextFile(SoftphoneConfiguration.baresip(address: "127.0.0.1", sipPort: sipPort), to: home + "/config")
         // Its log comes to the demo through a FIFO: a manifest's program has no descriptor of
         // the demo's. Read and written by the demo, so that it never ends.
         let fifo = directory + "/baresip.log"
@@ -56,17 +52,15 @@ extension DemoRun {
     /// The manifest voipd launches baresip from: adopted with `sip` (its own SIP port, UDP
     /// and TCP) and `sip:port=REGISTRAR` (its REGISTER connection), quiet after a second.
     private func writeManifest() throws {
-        let arguments = ["-c", #"exec "$@" >>\#(directory)/baresip.log 2>&1"#, "sh", Self.baresipBinary, "-f", baresipHome]
-        let quoted = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-        let manifest = #"{"command": "/bin/sh", "arguments": [\#(quoted.joined(separator: ", "))], "adopt": ["sip", "sip:port=\#(registrarPort)"], "#
-            + #""quietWindowSeconds": \#(Self.quietWindowSeconds)}"# + "\n"
-        try write(manifest, to: directory + "/apps.d/\(Self.appName).json")
+        let manifest = SoftphoneConfiguration.adoptedBaresipManifest(binary: Self.baresipBinary, home: baresipHome, log: directory + "/baresip.log",
+                                                                     registrarPort: registrarPort, quietWindowSeconds: Self.quietWindowSeconds)
+        try writeTextFile(manifest, to: directory + "/apps.d/\(Self.appName).json")
     }
 
     private func launchBaresip() throws {
         guard let voipd else { return }
         step("Launch baresip, unmodified, under voipd: it does not speak voipd's protocol, voipd adopts it")
-        try write("<sip:\(options.user)@\(sipAddress);transport=tcp>;regint=600;answermode=auto\n", to: baresipHome + "/accounts")
+        try writeTextFile(SoftphoneConfiguration.baresipAccount(user: options.user, registrar: sipAddress), to: baresipHome + "/accounts")
         say("apps.d/\(Self.appName).json: \"adopt\": [\"sip\", \"sip:port=\(registrarPort)\"], \"quietWindowSeconds\": \(Self.quietWindowSeconds)")
         launchedAt = WallClock.now
         let status = try voipd.control.launchManifest(Self.appName)
@@ -81,25 +75,13 @@ extension DemoRun {
         for line in log.lines(containing: "200 OK").prefix(1) { say("baresip: \(line.text)") }
 
         step("Measure baresip running, with nothing to do, for \(Self.seconds(Self.idleWindow))")
-        let cost = try IdleCost.measure(pid, for: Self.idleWindow, on: pump)
-        running = cost
-        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+        running = try measureIdleCost(of: pid)
     }
 
     private func suspendAdopted() throws {
-        guard let voipd, let feed, let softphone else { return }
+        guard let voipd, let softphone else { return }
         step("Move baresip to the background: voipd looks at its sockets, measures it, and suspends it once quiet")
-        let since = WallClock.now
-        backgroundedAt = since
-        try voipd.control.command(.background, Self.appName)
-        say("voipctl background \(Self.appName)")
-        try pump.waitUntil("baresip is suspended", timeout: .seconds(20)) {
-            feed.first(Self.appName, to: "suspended", since: since) != nil
-        }
-        for transition in feed.transitions where transition.app == Self.appName && transition.time >= since {
-            say("\(transition.from) → \(transition.to): \(transition.reason)")
-        }
-        try expectStopped(softphone, "once suspended")
+        try backgroundUntilSuspended("baresip", timeout: .seconds(20))
         let adoption = try voipd.control.app(Self.appName).adoption
         guard let adoption, !adoption.adopted.isEmpty else {
             throw DemoFailure("voipd suspended baresip holding none of its sockets: \(adoption.map { "\($0)" } ?? "no adoption")")
@@ -111,19 +93,6 @@ extension DemoRun {
         if let activity = adoption.activity { say("last measurement: \(activity)") }
 
         step("Measure baresip suspended, for \(Self.seconds(Self.idleWindow)) too")
-        let cost = try IdleCost.measure(softphone.pid, for: Self.idleWindow, on: pump)
-        try expectStopped(softphone, "all along")
-        suspended = cost
-        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+        suspended = try measureIdleCost(of: softphone.pid, stopped: true)
     }
-
-    private func write(_ text: String, to path: String) throws {
-        try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(text.utf8))
-    }
-}
-
-/// The directory part of a path.
-private func parentDirectory(_ path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    return String(path[..<slash])
 }

@@ -80,9 +80,7 @@ extension DemoRun {
         say("presence server: connection 1 open, HELLO received")
 
         step("Measure the softphone running, with nothing to do, for \(Self.seconds(Self.idleWindow))")
-        let cost = try IdleCost.measure(pid, for: Self.idleWindow, on: pump)
-        running = cost
-        say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+        running = try measureIdleCost(of: pid)
     }
 
     static func milliseconds(_ duration: Duration) -> String {
@@ -94,19 +92,9 @@ extension DemoRun {
     }
 
     private func suspendSoftphone() throws {
-        guard let voipd, let feed, let softphone else { return }
+        guard let voipd, let softphone else { return }
         step("Move the softphone to the background until voipd suspends it")
-        let since = WallClock.now
-        backgroundedAt = since
-        try voipd.control.command(.background, Self.appName)
-        say("voipctl background \(Self.appName)")
-        try pump.waitUntil("the softphone is suspended", timeout: .seconds(15)) {
-            feed.first(Self.appName, to: "suspended", since: since) != nil
-        }
-        for transition in feed.transitions where transition.app == Self.appName && transition.time >= since {
-            say("\(transition.from) → \(transition.to): \(transition.reason)")
-        }
-        try expectStopped(softphone, "once suspended")
+        try backgroundUntilSuspended("the softphone", timeout: .seconds(15))
         let listening = listeningTCPSocketCount(of: softphone.pid)
         guard listening == 0 else { throw DemoFailure("the softphone listens on \(listening) TCP port(s): it must not") }
         say("softphone listening sockets: none (from /proc): a call can only come over its own connection")
@@ -114,10 +102,33 @@ extension DemoRun {
         say("voipd holds its VoIP socket(s): \(held.map { "\($0.name) (\($0.kind), watched: \($0.watching ? "yes" : "no"))" }.joined(separator: ", "))")
 
         step("Measure the softphone suspended, for \(Self.seconds(Self.idleWindow)) too")
-        let cost = try IdleCost.measure(softphone.pid, for: Self.idleWindow, on: pump)
-        try expectStopped(softphone, "all along")
-        suspended = cost
+        suspended = try measureIdleCost(of: softphone.pid, stopped: true)
+    }
+
+    /// Sends the app to the background and waits (up to `timeout`) until voipd has
+    /// suspended it; says each transition on the way, and checks that it is stopped.
+    func backgroundUntilSuspended(_ what: String, timeout: Duration) throws {
+        guard let voipd, let feed, let softphone else { return }
+        let since = WallClock.now
+        backgroundedAt = since
+        try voipd.control.command(.background, Self.appName)
+        say("voipctl background \(Self.appName)")
+        try pump.waitUntil("\(what) is suspended", timeout: timeout) {
+            feed.first(Self.appName, to: "suspended", since: since) != nil
+        }
+        for transition in feed.transitions where transition.app == Self.appName && transition.time >= since {
+            say("\(transition.from) → \(transition.to): \(transition.reason)")
+        }
+        try expectStopped(softphone, "once suspended")
+    }
+
+    /// What process `pid` costs over the idle window, said; `stopped`: it must have stayed
+    /// stopped all along.
+    func measureIdleCost(of pid: pid_t, stopped: Bool = false) throws -> IdleCost {
+        let cost = try IdleCost.measure(pid, for: Self.idleWindow, on: pump)
+        if stopped, let softphone { try expectStopped(softphone, "all along") }
         say("over \(Self.seconds(cost.window)): CPU time \(Self.milliseconds(cost.cpuTime)), \(cost.contextSwitches) context switches")
+        return cost
     }
 
     func call(_ number: Int) throws -> CallObservation {

@@ -24,16 +24,6 @@ final class BaresipUnderTest: CalleeUnderTest {
     var description: String { "baresip (\(user))" }
     var kernelState: Character? { pid.flatMap(ProcFS.state(of:)) }
 
-    /// Adoption under voipd: the app's name, and the rules (`sip` for its own UDP and TCP
-    /// SIP port, `sip:port=REGISTRAR` for its connection to a registrar off 5060). Quiet
-    /// once a 0.2 s window passes below the default rates: the figures are the latencies,
-    /// not the grace period.
-    static func manifest(binary: String, directory: String, registrarPort: UInt16) -> String {
-        let arguments = ["-c", #"exec "$@" >>\#(directory)/log 2>&1"#, "sh", binary, "-f", directory]
-        let quoted = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-        return #"{"command": "/bin/sh", "arguments": [\#(quoted.joined(separator: ", "))], "adopt": ["sip", "sip:port=\#(registrarPort)"], "quietWindowSeconds": 0.2}"# + "\n"
-    }
-
     /// Writes its configuration into `directory` (made here) and, adopted, the app's
     /// manifest into `apps` (voipd reads manifests when it starts); then, unsupervised,
     /// starts it. Adopted, ``launch(_:name:)`` starts it.
@@ -41,19 +31,19 @@ final class BaresipUnderTest: CalleeUnderTest {
         self.user = user
         port = try freeSIPPortPair()
         mkdir(directory, 0o755)
-        let template = BenchPaths.packageRoot + "/Deploy/softphones/baresip.config"
-        guard let text = ProcFS.read(template) else { throw BenchError("\(template) is missing") }
-        let configuration = text.replacingOccurrences(of: "@ADDRESS@", with: registrar.host)
-            .replacingOccurrences(of: "@SIP_PORT@", with: "\(port)").replacingOccurrences(of: "@MODULES@", with: "")
-        try Self.write(configuration, to: directory + "/config")
-        try Self.write("<sip:\(user)@\(registrar.address);transport=tcp>;regint=600;answermode=auto\n", to: directory + "/accounts")
+        try writeTextFile(SoftphoneConfiguration.baresip(address: registrar.host, sipPort: port), to: directory + "/config")
+        try writeTextFile(SoftphoneConfiguration.baresipAccount(user: user, registrar: registrar.address), to: directory + "/accounts")
         // Read and written by the bench, so that it never sees an end while baresip restarts.
         let fifo = directory + "/log"
         guard mkfifo(fifo, 0o600) == 0 else { throw Errno.current("mkfifo(\(fifo))") }
         log = ChildLog(try openFile(fifo, flags: O_RDWR | O_NONBLOCK))
         if let apps {
             mkdir(apps, 0o755)
-            try Self.write(Self.manifest(binary: binary, directory: directory, registrarPort: registrar.port), to: apps + "/\(user).json")
+            // Quiet once a 0.2 s window passes below the default rates: the figures are the
+            // latencies, not the grace period.
+            let manifest = SoftphoneConfiguration.adoptedBaresipManifest(binary: binary, home: directory, log: fifo, registrarPort: registrar.port,
+                                                                         quietWindowSeconds: 0.2)
+            try writeTextFile(manifest, to: apps + "/\(user).json")
             process = nil
         } else {
             let output = try openFile(fifo, flags: O_WRONLY)
@@ -78,9 +68,4 @@ final class BaresipUnderTest: CalleeUnderTest {
         if (try? waitReadable(process.pidfd.descriptor.rawValue, milliseconds: 5000)) != true { try? process.pidfd.send(SIGKILL) }
         _ = try? process.pidfd.waitForExit()
     }
-
-    private static func write(_ text: String, to path: String) throws {
-        try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(text.utf8))
-    }
 }
-

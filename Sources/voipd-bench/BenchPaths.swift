@@ -1,8 +1,9 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
-/// Where things are: this executable, the package it was built from, the voipd binary
-/// beside it, and the shared floor programs.
+/// Where things are: this executable, the voipd binary beside it, and the shared floor
+/// programs (the package it was built from is VoipdTestSupport's `packageDirectory`).
 enum BenchPaths {
     /// This executable, symbolic links resolved (`/proc/self/exe`).
     static let executable: String = {
@@ -11,11 +12,8 @@ enum BenchPaths {
         return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
     }()
 
-    /// The package root: this file is `Sources/voipd-bench/BenchPaths.swift` in it.
-    static let packageRoot = parentDirectory(parentDirectory(parentDirectory(#filePath)))
-
     /// `../shared` next to the package, where the floor programs live.
-    static var defaultShared: String { parentDirectory(packageRoot) + "/shared" }
+    static var defaultShared: String { parentDirectory(packageDirectory) + "/shared" }
 
     /// The voipd built with this executable, after making sure it is up to date: `swift run
     /// voipd-bench` builds only the bench's own dependencies, which do not include voipd.
@@ -25,8 +23,8 @@ enum BenchPaths {
         // .../SCRATCH/TRIPLE/CONFIGURATION/voipd-bench
         let scratch = parentDirectory(parentDirectory(binDirectory))
         let command = ["swift", "build", "-c", configuration, "--product", "voipd", "--scratch-path", scratch]
-        progress("building voipd: \(command.joined(separator: " ")) (in \(packageRoot))")
-        let status = try runToCompletion(command, workingDirectory: packageRoot, output: 2)
+        progress("building voipd: \(command.joined(separator: " ")) (in \(packageDirectory))")
+        let status = try runToCompletion(command, workingDirectory: packageDirectory, output: 2)
         let binary = binDirectory + "/voipd"
         guard status == .exited(0), access(binary, X_OK) == 0 else {
             throw BenchError("could not build voipd (\(status)); build it and pass --voipd PATH")

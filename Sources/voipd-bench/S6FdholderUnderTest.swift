@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// s6-fdholderd as `s6-fdholder-daemon -1` starts it: its socket in the bench's directory,
@@ -77,7 +78,7 @@ struct S6FdholderClient {
     /// Builds it, or says why it cannot be (libs6-dev not installed).
     static func build(into directory: String) -> Result<S6FdholderClient, BenchError> {
         if let reason = S6FdholderUnderTest.unavailableReason { return .failure(BenchError(reason)) }
-        let source = BenchPaths.packageRoot + "/Benchmarks/s6_fdholder_client.c"
+        let source = packageDirectory + "/Benchmarks/s6_fdholder_client.c"
         let headers = ["/usr/include/s6/fdholder.h", "/usr/include/x86_64-linux-gnu/s6/fdholder.h", "/usr/include/aarch64-linux-gnu/s6/fdholder.h"]
         guard headers.contains(where: { access($0, R_OK) == 0 }) else {
             return .failure(BenchError("libs6's headers are not installed (Debian's libs6-dev)"))

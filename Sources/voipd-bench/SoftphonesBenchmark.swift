@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoipdAdoption
+import VoipdTestSupport
 import VoipdSystem
 import VoipdVocabulary
 
@@ -204,7 +205,7 @@ enum SoftphonesBenchmark {
     private static func startKamailio(in network: SoftphoneNamespace, binary: String) throws {
         let run = network.directory + "/kamailio"
         mkdir(run, 0o755)
-        let configuration = BenchPaths.packageRoot + "/Deploy/kamailio/kamailio.cfg"
+        let configuration = packageDirectory + "/Deploy/kamailio/kamailio.cfg"
         try network.start([binary, "-f", configuration, "-A", "SIP_PORT=5060", "-l", "udp:127.0.0.1:5060", "-l", "tcp:127.0.0.1:5060",
                            "-DD", "-E", "-Y", run, "-P", run + "/kamailio.pid", "-w", run, "-m", "64", "-M", "8"], log: "kamailio.log")
         try network.waitForLog("kamailio.log", containing: "voipd: kamailio ready", timeout: .seconds(15))
@@ -215,10 +216,8 @@ enum SoftphonesBenchmark {
                                      dial: String? = nil) throws -> pid_t {
         let directory = network.directory + "/" + name
         mkdir(directory, 0o755)
-        let config = try template("baresip.config").replacingOccurrences(of: "@ADDRESS@", with: SoftphoneNamespace.address)
-            .replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)").replacingOccurrences(of: "@MODULES@", with: "")
-        try write(config, to: directory + "/config")
-        try write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=600;answermode=auto\n", to: directory + "/accounts")
+        try writeTextFile(SoftphoneConfiguration.baresip(address: SoftphoneNamespace.address, sipPort: sipPort), to: directory + "/config")
+        try writeTextFile(SoftphoneConfiguration.baresipAccount(user: user, registrar: "127.0.0.1", transport: transport), to: directory + "/accounts")
         let pid = try network.start(["/usr/bin/baresip", "-f", directory] + (dial.map { ["-e", "/dial \($0)"] } ?? []), log: name + ".log")
         try network.waitForLog(name + ".log", containing: dial == nil ? "200 OK" : "Call established", timeout: .seconds(15))
         return pid
@@ -228,9 +227,7 @@ enum SoftphonesBenchmark {
     private static func startLinphonec(in network: SoftphoneNamespace, sipPort: UInt16) throws -> (pid_t, DescriptorBox) {
         let home = network.directory + "/linphone"
         for part in ["", "/.local", "/.local/share", "/.local/share/linphone"] { mkdir(home + part, 0o755) }
-        let configuration = try template("linphonerc").replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)")
-            .replacingOccurrences(of: "@REGISTRAR_PORT@", with: "5060").replacingOccurrences(of: "@USER@", with: "carol")
-        try write(configuration, to: home + "/linphonerc")
+        try writeTextFile(SoftphoneConfiguration.linphonerc(sipPort: sipPort, registrarPort: 5060, user: "carol"), to: home + "/linphonerc")
         // Its commands come from standard input: a pipe that stays open and silent.
         let pipe = try makePipe()
         let readEnd = pipe.first
@@ -241,17 +238,5 @@ enum SoftphonesBenchmark {
         let input = DescriptorBox(writeEnd)
         try network.waitForLog("linphonec.log", containing: "LinphoneRegistrationOk", timeout: .seconds(30))
         return (pid, input)
-    }
-
-    /// A configuration of Deploy/softphones (which the adoption tests use too).
-    private static func template(_ name: String) throws -> String {
-        let path = BenchPaths.packageRoot + "/Deploy/softphones/" + name
-        guard let text = ProcFS.read(path) else { throw BenchError("\(path) is missing") }
-        return text
-    }
-
-    private static func write(_ text: String, to path: String) throws {
-        let file = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        try file.writeAll(Array(text.utf8))
     }
 }

@@ -11,14 +11,6 @@ import VoipdTestSupport
 /// directory.
 struct Baresip {
     static let binary = "/usr/bin/baresip"
-    /// Deploy/softphones/baresip.config, which `voipd-bench softphones` uses too.
-    static let template = KamailioServer.script.replacingOccurrences(of: "kamailio/run-kamailio.sh", with: "softphones/baresip.config")
-
-    static func configuration(address: String, sipPort: UInt16, modules: String) throws -> String {
-        let text = try #require(ProcFS.read(template), "\(template) is missing")
-        return text.replacingOccurrences(of: "@ADDRESS@", with: address).replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)")
-            .replacingOccurrences(of: "@MODULES@", with: modules)
-    }
 
     let process: TestProcess
     let log: String
@@ -42,14 +34,10 @@ struct Baresip {
         let directory = network.directory + "/" + name
         mkdir(directory, 0o755)
         let control = dial == nil ? "module_app\t\tctrl_tcp.so\nctrl_tcp_listen\t\t127.0.0.1:4444" : ""
-        try write(configuration(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
-        try write("<sip:\(user)@127.0.0.1;transport=\(transport)>;regint=\(regint);answermode=auto\(accountParameters)\n", to: directory + "/accounts")
+        try writeTextFile(SoftphoneConfiguration.baresip(address: PrivateNetwork.address, sipPort: sipPort, modules: control), to: directory + "/config")
+        try writeTextFile(SoftphoneConfiguration.baresipAccount(user: user, registrar: "127.0.0.1", transport: transport, regint: regint,
+                                                                parameters: accountParameters), to: directory + "/accounts")
         return [binary, "-f", directory] + (dial.map { ["-e", "/dial \($0)"] } ?? [])
-    }
-
-    private static func write(_ text: String, to path: String) throws {
-        let file = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        try file.writeAll(Array(text.utf8))
     }
 }
 

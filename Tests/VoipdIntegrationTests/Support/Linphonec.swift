@@ -40,12 +40,7 @@ final class Linphonec {
                         user: String) throws -> (arguments: [String], home: String) {
         let home = network.directory + "/linphone-home"
         for part in ["", "/.local", "/.local/share", "/.local/share/linphone"] { mkdir(home + part, 0o755) }
-        let template = KamailioServer.script.replacingOccurrences(of: "kamailio/run-kamailio.sh", with: "softphones/linphonerc")
-        let configuration = try #require(ProcFS.read(template), "\(template) is missing")
-            .replacingOccurrences(of: "@SIP_PORT@", with: "\(sipPort)").replacingOccurrences(of: "@REGISTRAR_PORT@", with: "\(registrarPort)")
-            .replacingOccurrences(of: "@USER@", with: user)
-        let file = try openFile(home + "/linphonerc", flags: O_WRONLY | O_CREAT | O_TRUNC)
-        try file.writeAll(Array(configuration.utf8))
+        try writeTextFile(SoftphoneConfiguration.linphonerc(sipPort: sipPort, registrarPort: registrarPort, user: user), to: home + "/linphonerc")
         _ = try openFile(network.directory + "/" + log, flags: O_WRONLY | O_CREAT)
         return ([binary, "-c", home + "/linphonerc", "-a", "-d", "4", "-l", network.directory + "/" + log], home)
     }

@@ -99,7 +99,7 @@ final class PrivateNetwork {
 /// private network, on 127.0.0.1:PORT for both UDP and TCP (run-kamailio.sh listens on TCP
 /// only; `-l` adds listeners to the configuration's).
 enum NamespacedKamailio {
-    static let configuration = KamailioServer.script.replacingOccurrences(of: "run-kamailio.sh", with: "kamailio.cfg")
+    static let configuration = packageDirectory + "/Deploy/kamailio/kamailio.cfg"
 
     /// `maxExpires`: the longest registration it grants (Kamailio's configuration grants 3600 s).
     /// `defines`: kamailio.cfg's other variants (`WITHOUT_CONNECTION_REUSE`, …), as
