@@ -27,18 +27,15 @@ enum CodecBenchmark {
     }
 
     private static func parse(_ arguments: [String]) throws -> Options {
-        var options = Options()
-        var reader = OptionReader(arguments)
-        while let argument = reader.next() {
-            switch argument {
-            case "--iterations": options.iterations = try reader.integer(argument, in: 1...10_000_000)
-            case "--rounds": options.rounds = try reader.integer(argument, in: 1...99)
-            case "--cpu": options.cpu = try reader.integer(argument, in: 0...1023)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown option \(argument)")
+        try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
+            switch flag {
+            case "--iterations": options.iterations = try reader.integer(flag, in: 1...10_000_000)
+            case "--rounds": options.rounds = try reader.integer(flag, in: 1...99)
+            case "--cpu": options.cpu = try reader.integer(flag, in: 0...1023)
+            default: return false
             }
+            return true
         }
-        return options
     }
 
     private static func run(_ options: Options) throws {

@@ -50,56 +50,22 @@ struct FreezeOptions {
     """
 
     static func parse(_ arguments: [String]) throws -> FreezeOptions {
-        var options = FreezeOptions()
-        var iterator = arguments.makeIterator()
-        func value(_ flag: String) throws -> String {
-            guard let next = iterator.next() else { throw WakeOptions.UsageError(description: "\(flag) needs a value") }
-            return next
-        }
-        func number(_ flag: String, _ range: ClosedRange<Int>) throws -> Int {
-            let text = try value(flag)
-            guard let n = Int(text), range.contains(n) else { throw WakeOptions.UsageError(description: "\(flag) needs a number in \(range), not \(text)") }
-            return n
-        }
-        func list(_ flag: String) throws -> [Int] {
-            let text = try value(flag)
-            let numbers = text.split(separator: ",").compactMap { Int($0) }
-            guard !numbers.isEmpty, numbers.count == text.split(separator: ",").count else {
-                throw WakeOptions.UsageError(description: "\(flag) needs comma-separated numbers, not \(text)")
-            }
-            return numbers
-        }
-        while let argument = iterator.next() {
-            switch argument {
-            case "--children": options.children = try number(argument, 1...2000)
-            case "--cycles": options.cycles = try number(argument, 1...1_000_000)
-            case "--cpu":
-                options.placements = try list(argument).map { mode in
-                    guard let placement = CPUPlacement(rawValue: mode) else { throw WakeOptions.UsageError(description: "--cpu: 0, 1 or 2, not \(mode)") }
-                    return placement
-                }
-            case "--cgroup-version":
-                options.versions = try list(argument).map { number in
-                    switch number {
-                    case 2: return .v2
-                    case 1: return .v1
-                    default: throw WakeOptions.UsageError(description: "--cgroup-version: 2 or 1, not \(number)")
-                    }
-                }
-            case "--runs": options.runs = try number(argument, 1...100)
-            case "--seed":
-                let text = try value(argument)
-                guard let seed = UInt64(text) else { throw WakeOptions.UsageError(description: "--seed needs a number, not \(text)") }
-                options.seed = seed
+        try OptionReader.parse(arguments, into: FreezeOptions()) { flag, reader, options in
+            switch flag {
+            case "--children": options.children = try reader.integer(flag, in: 1...2000)
+            case "--cycles": options.cycles = try reader.integer(flag, in: 1...1_000_000)
+            case "--cpu": options.placements = try reader.placements(flag)
+            case "--cgroup-version": options.versions = try reader.list(flag) { ["2": .v2, "1": .v1][$0] }
+            case "--runs": options.runs = try reader.integer(flag, in: 1...100)
+            case "--seed": options.seed = try reader.seed(flag)
             case "--json": options.json = true
-            case "--shared": options.shared = try value(argument)
-            case "--cgroup-directory": options.cgroupDirectory = try value(argument)
-            case "--first-delay": options.firstDelay = .microseconds(try number(argument, 1...100_000))
-            case "--timer-slack": options.timerSlack = try number(argument, 1...10_000_000)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown argument \(argument)")
+            case "--shared": options.shared = try reader.value(flag)
+            case "--cgroup-directory": options.cgroupDirectory = try reader.value(flag)
+            case "--first-delay": options.firstDelay = .microseconds(try reader.integer(flag, in: 1...100_000))
+            case "--timer-slack": options.timerSlack = try reader.integer(flag, in: 1...10_000_000)
+            default: return false
             }
+            return true
         }
-        return options
     }
 }

@@ -44,9 +44,7 @@ struct HibernateOptions {
     """
 
     static func parse(_ arguments: [String]) throws -> HibernateOptions {
-        var options = HibernateOptions()
-        var reader = OptionReader(arguments)
-        while let flag = reader.next() {
+        try OptionReader.parse(arguments, into: HibernateOptions()) { flag, reader, options in
             switch flag {
             case "--megabytes": options.megabytes = try reader.list(flag) { Int($0).flatMap { (1...4096).contains($0) ? $0 : nil } }
             case "--swap": options.swaps = try reader.list(flag) { Swap(rawValue: $0) }
@@ -56,10 +54,9 @@ struct HibernateOptions {
             case "--floor-wakes": options.floorWakes = try reader.integer(flag, in: 1...1_000_000)
             case "--json": options.json = true
             case "--shared": options.shared = try reader.value(flag)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown argument \(flag)")
+            default: return false
             }
+            return true
         }
-        return options
     }
 }

@@ -34,21 +34,18 @@ struct RegisterOptions {
     """
 
     static func parse(_ arguments: [String]) throws -> RegisterOptions {
-        var options = RegisterOptions()
-        var reader = OptionReader(arguments)
-        while let argument = reader.next() {
-            switch argument {
-            case "--round-trips": options.roundTrips = try reader.integer(argument, in: 1...1_000_000)
-            case "--batch": options.batch = try reader.integer(argument, in: 1...253)
-            case "--runs": options.runs = try reader.integer(argument, in: 1...99)
-            case "--cpu": options.placements = try reader.list(argument) { Int($0).flatMap(CPUPlacement.init(rawValue:)) }
+        try OptionReader.parse(arguments, into: RegisterOptions()) { flag, reader, options in
+            switch flag {
+            case "--round-trips": options.roundTrips = try reader.integer(flag, in: 1...1_000_000)
+            case "--batch": options.batch = try reader.integer(flag, in: 1...253)
+            case "--runs": options.runs = try reader.integer(flag, in: 1...99)
+            case "--cpu": options.placements = try reader.placements(flag)
             case "--json": options.json = true
-            case "--voipd": options.voipd = try reader.value(argument)
-            case "--shared": options.shared = try reader.value(argument)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown option \(argument)")
+            case "--voipd": options.voipd = try reader.value(flag)
+            case "--shared": options.shared = try reader.value(flag)
+            default: return false
             }
+            return true
         }
-        return options
     }
 }

@@ -70,63 +70,25 @@ struct SIPOptions {
     """
 
     static func parse(_ arguments: [String]) throws -> SIPOptions {
-        var options = SIPOptions()
-        var reader = OptionReader(arguments)
-        while let flag = reader.next() {
+        try OptionReader.parse(arguments, into: SIPOptions()) { flag, reader, options in
             switch flag {
             case "--calls": options.calls = try reader.integer(flag, in: 1...100_000)
             case "--runs": options.runs = try reader.integer(flag, in: 1...100)
             case "--warm-up": options.warmUp = try reader.integer(flag, in: 0...10_000)
             case "--registrar": options.registrars = try reader.list(flag) { Registrar(rawValue: $0) }
             case "--callee": options.callees = try reader.list(flag) { Callee(rawValue: $0) }
-            case "--cpu":
-                options.placements = try reader.list(flag) { text in
-                    Int(text).flatMap(CPUPlacement.init(rawValue:)).flatMap { $0 == .split ? nil : $0 }
-                }
+            case "--cpu": options.placements = try reader.placements(flag, allowed: [.scheduler, .oneCPU])
             case "--floor-wakes": options.floorWakes = try reader.integer(flag, in: 1...1_000_000)
-            case "--seed": options.seed = UInt64(try reader.integer(flag, in: 0...Int.max))
+            case "--seed": options.seed = try reader.seed(flag)
             case "--json": options.json = true
             case "--shared": options.shared = try reader.value(flag)
             case "--voipd": options.voipd = try reader.value(flag)
             case "--softphone": options.softphone = try reader.value(flag)
             case "--kamailio": options.kamailio = try reader.value(flag)
             case "--baresip": options.baresip = try reader.value(flag)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown argument \(flag)")
+            default: return false
             }
+            return true
         }
-        return options
-    }
-}
-
-/// The command line, flag by flag, with typed values.
-struct OptionReader {
-    private var remaining: ArraySlice<String>
-
-    init(_ arguments: [String]) { remaining = arguments[...] }
-
-    mutating func next() -> String? { remaining.popFirst() }
-
-    mutating func value(_ flag: String) throws -> String {
-        guard let value = remaining.popFirst() else { throw WakeOptions.UsageError(description: "\(flag) needs a value") }
-        return value
-    }
-
-    mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws -> Int {
-        let text = try value(flag)
-        guard let number = Int(text), range.contains(number) else {
-            throw WakeOptions.UsageError(description: "\(flag) needs a number in \(range.lowerBound)…\(range.upperBound), not \(text)")
-        }
-        return number
-    }
-
-    /// Comma-separated items, each read by `item` (nil: not allowed).
-    mutating func list<Item>(_ flag: String, _ item: (String) -> Item?) throws -> [Item] {
-        let text = try value(flag)
-        let items = text.split(separator: ",").map { item(String($0)) }
-        guard !items.isEmpty, items.allSatisfy({ $0 != nil }) else {
-            throw WakeOptions.UsageError(description: "\(flag): \(text) is not allowed (see --help)")
-        }
-        return items.map { $0! }
     }
 }

@@ -38,9 +38,7 @@ enum SoftphonesBenchmark {
         """
 
         static func parse(_ arguments: [String]) throws -> Options {
-            var options = Options()
-            var reader = OptionReader(arguments)
-            while let flag = reader.next() {
+            try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
                 switch flag {
                 case "--idle-seconds": options.idleSeconds = try reader.integer(flag, in: 1...3600)
                 case "--call-seconds": options.callSeconds = try reader.integer(flag, in: 1...3600)
@@ -48,11 +46,10 @@ enum SoftphonesBenchmark {
                 case "--phones": options.phones = try reader.list(flag) { Phone(rawValue: $0) }
                 case "--kamailio": options.kamailio = try reader.value(flag)
                 case "--json": options.json = true
-                case "-h", "--help": throw WakeOptions.UsageError(description: "")
-                default: throw WakeOptions.UsageError(description: "unknown argument \(flag)")
+                default: return false
                 }
+                return true
             }
-            return options
         }
     }
 

@@ -36,23 +36,20 @@ enum StartupBenchmark {
     }
 
     private static func parse(_ arguments: [String]) throws -> Options {
-        var options = Options()
-        var reader = OptionReader(arguments)
-        while let argument = reader.next() {
-            switch argument {
-            case "--runs": options.runs = try reader.integer(argument, in: 1...1000)
+        try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
+            switch flag {
+            case "--runs": options.runs = try reader.integer(flag, in: 1...1000)
             case "--cpu":
-                let text = try reader.value(argument)
-                guard text == "any" || Int(text) != nil else { throw WakeOptions.UsageError(description: "--cpu needs a CPU number or any") }
+                let text = try reader.value(flag)
+                guard text == "any" || Int(text) != nil else { throw UsageError(description: "--cpu needs a CPU number or any") }
                 options.cpu = Int(text)
-            case "--voipd": options.voipd = try reader.value(argument)
-            case "--voipctl": options.voipctl = try reader.value(argument)
+            case "--voipd": options.voipd = try reader.value(flag)
+            case "--voipctl": options.voipctl = try reader.value(flag)
             case "--json": options.json = true
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown option \(argument)")
+            default: return false
             }
+            return true
         }
-        return options
     }
 
     /// One program's samples: time in µs, memory in KiB.

@@ -30,9 +30,7 @@ struct TransferBenchOptions {
     """
 
     static func parse(_ arguments: [String]) throws -> TransferBenchOptions {
-        var options = TransferBenchOptions()
-        var reader = OptionReader(arguments)
-        while let flag = reader.next() {
+        try OptionReader.parse(arguments, into: TransferBenchOptions()) { flag, reader, options in
             switch flag {
             case "--size": options.megabytes = try reader.integer(flag, in: 1...65536)
             case "--runs": options.runs = try reader.integer(flag, in: 1...100)
@@ -41,10 +39,9 @@ struct TransferBenchOptions {
             case "--curl": options.curl = try reader.value(flag)
             case "--nginx": options.nginx = try reader.value(flag)
             case "--directory": options.directory = try reader.value(flag)
-            case "-h", "--help": throw WakeOptions.UsageError(description: "")
-            default: throw WakeOptions.UsageError(description: "unknown argument \(flag)")
+            default: return false
             }
+            return true
         }
-        return options
     }
 }

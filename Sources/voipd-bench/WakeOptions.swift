@@ -49,64 +49,30 @@ struct WakeOptions {
                          next to this executable)
     """
 
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
-    }
-
     static func parse(_ arguments: [String]) throws -> WakeOptions {
-        var options = WakeOptions()
-        var iterator = arguments.makeIterator()
-        func value(_ flag: String) throws -> String {
-            guard let next = iterator.next() else { throw UsageError(description: "\(flag) needs a value") }
-            return next
-        }
-        func number(_ flag: String, minimum: Int) throws -> Int {
-            let text = try value(flag)
-            guard let n = Int(text), n >= minimum else { throw UsageError(description: "\(flag) needs a number ≥ \(minimum), not \(text)") }
-            return n
-        }
-        func list(_ flag: String) throws -> [Int] {
-            let text = try value(flag)
-            let numbers = text.split(separator: ",").compactMap { Int($0) }
-            guard !numbers.isEmpty, numbers.count == text.split(separator: ",").count else {
-                throw UsageError(description: "\(flag) needs comma-separated numbers, not \(text)")
-            }
-            return numbers
-        }
-        while let argument = iterator.next() {
-            switch argument {
-            case "--wakes": options.wakes = try number(argument, minimum: 1)
-            case "--apps":
-                options.appCounts = try list(argument)
-                guard options.appCounts.allSatisfy({ $0 >= 1 && $0 <= 5000 }) else { throw UsageError(description: "--apps: 1…5000 each (the floor's limit)") }
-            case "--cpu":
-                let modes = try list(argument)
-                options.placements = try modes.map { mode in
-                    guard let placement = CPUPlacement(rawValue: mode) else { throw UsageError(description: "--cpu: 0, 1 or 2, not \(mode)") }
-                    return placement
-                }
-            case "--runs": options.runs = try number(argument, minimum: 1)
-            case "--idle-apps": options.idleApps = try number(argument, minimum: 1)
-            case "--idle-seconds": options.idleSeconds = try number(argument, minimum: 0)
-            case "--seed":
-                let text = try value(argument)
-                guard let seed = UInt64(text) else { throw UsageError(description: "--seed needs a number, not \(text)") }
-                options.seed = seed
-            case "--control-flood": options.controlFlood = try number(argument, minimum: 0)
+        try OptionReader.parse(arguments, into: WakeOptions()) { flag, reader, options in
+            switch flag {
+            // The floor's limits: a million wakes, 5000 apps.
+            case "--wakes": options.wakes = try reader.integer(flag, in: 1...1_000_000)
+            case "--apps": options.appCounts = try reader.integers(flag, in: 1...5000)
+            case "--cpu": options.placements = try reader.placements(flag)
+            case "--runs": options.runs = try reader.integer(flag, in: 1...Int.max)
+            case "--idle-apps": options.idleApps = try reader.integer(flag, in: 1...Int.max)
+            case "--idle-seconds": options.idleSeconds = try reader.integer(flag, in: 0...Int.max)
+            case "--seed": options.seed = try reader.seed(flag)
+            case "--control-flood": options.controlFlood = try reader.integer(flag, in: 0...Int.max)
             case "--suspension":
-                switch try value(argument) {
+                switch try reader.value(flag) {
                 case "signal": options.freezer = false
                 case "freezer": options.freezer = true
                 case let other: throw UsageError(description: "--suspension: signal or freezer, not \(other)")
                 }
             case "--json": options.json = true
-            case "--shared": options.shared = try value(argument)
-            case "--voipd": options.voipd = try value(argument)
-            case "-h", "--help": throw UsageError(description: "")
-            default: throw UsageError(description: "unknown argument \(argument)")
+            case "--shared": options.shared = try reader.value(flag)
+            case "--voipd": options.voipd = try reader.value(flag)
+            default: return false
             }
+            return true
         }
-        guard options.wakes <= 1_000_000 else { throw UsageError(description: "--wakes: at most 1000000 (the floor's limit)") }
-        return options
     }
 }
