@@ -17,6 +17,11 @@ final class AppProcess {
     var identity: ProcessIdentity?
     /// The app's cgroup when voipd suspends it with the cgroup freezer (``AppSuspender``).
     var cgroup: AppCgroupBox?
+    /// While a freeze awaits confirmation: when to read its cgroup's state again.
+    var freezeConfirmation: FreezeConfirmation?
+    /// While a freeze awaits confirmation under cgroup v2: the registration of the cgroup's
+    /// `cgroup.events` for `EPOLLPRI`.
+    var freezeWatch: UInt64?
 
     /// Whether the kernel reports its stops to voipd (SIGCHLD): only a child voipd stops with
     /// SIGSTOP; other stops are confirmed by looking.

@@ -107,6 +107,7 @@ extension Daemon {
     /// launch, which takes it over once empty.
     func releaseCgroup(of process: AppProcess, of app: AppRecord) {
         guard let box = process.cgroup else { return }
+        stopAwaitingFreeze(of: process)
         process.cgroup = nil
         do {
             if try box.cgroup.isPopulated() {

@@ -182,6 +182,7 @@ public final class Daemon {
         case .client(let id): if let client = clients[id] { serviceClient(client, events) }
         case .heldSocket(let id): if let socket = registry.socket(id: id) { heldSocketEvent(socket, events) }
         case .process(let name): if let app = apps[name] { processEvent(app) }
+        case .cgroupEvents(let name): if let app = apps[name] { cgroupEvent(app) }
         case .urgent: serveHeldSockets()
         case .watchedQueue(let id): watchedQueueEvent(id, events)
         case .serviceNotifier: notifier.flush()
@@ -310,7 +311,10 @@ public final class Daemon {
             reportingStops = true
             return
         }
-        if apps.stopsAwaited.remove(app.id) != nil { timers.cancel(.stopCheck(app.id)) }
+        if apps.stopsAwaited.remove(app.id) != nil {
+            timers.cancel(.stopCheck(app.id))
+            if let process = app.process { stopAwaitingFreeze(of: process) }
+        }
         if apps.stopsAwaited.isEmpty { reportingStops = false }
     }
 
@@ -387,10 +391,14 @@ public final class Daemon {
         } catch {
             return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
         }
-        if !process.stopsAreReported {
-            // The kernel tells only a parent about stops, and no one about freezes: look, at
-            // once and then less and less often (a freeze is usually done by now).
-            process.stopCheckDelay = process.cgroup == nil ? .microseconds(200) : FreezeConfirmation.defaultFirstDelay
+        if let box = process.cgroup {
+            // A freeze is usually done by now: looked at once, then as its schedule says.
+            process.freezeConfirmation = FreezeConfirmation(version: box.cgroup.version)
+            checkStop(app)
+        } else if !process.stopsAreReported {
+            // The kernel tells only a parent about stops: look, at once and then less and
+            // less often.
+            process.stopCheckDelay = .microseconds(200)
             checkStop(app)
         }
     }
@@ -402,11 +410,14 @@ public final class Daemon {
         return "\(running) apps running, \(suspended) suspended, \(registry.count) VoIP sockets held"
     }
 
-    /// Confirms a stop from /proc (the process is not voipd's child, or a SIGCHLD arrived).
+    /// Confirms a stop from /proc (the process is not voipd's child, or a SIGCHLD arrived),
+    /// or a freeze from its cgroup's state.
     func checkStop(_ app: AppRecord) {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
             feedLater(app, .stopConfirmed)
+        } else if process.cgroup != nil {
+            awaitFreeze(of: app, process)
         } else if !process.stopsAreReported {
             timers.set(.stopCheck(app.id), deadline: now + process.stopCheckDelay)
             process.stopCheckDelay = min(process.stopCheckDelay * 2, .milliseconds(100))

@@ -11,6 +11,8 @@ enum EventSource {
     /// An ordinary socket of a suspended app whose receive queue voipd watches.
     case watchedQueue(UInt64)
     case process(AppID)
+    /// An app's `cgroup.events` (`EPOLLPRI`), registered only while its freeze awaits confirmation.
+    case cgroupEvents(AppID)
     /// A descriptor of the background-transfer service (an agent's socket or pidfd), by the service's token.
     case transfer(UInt64)
     /// The set of held sockets (``EventLoop/urgent``) has something ready.

@@ -11,59 +11,73 @@ import VoipdTestSupport
 /// and its end removes the cgroup. Nothing is left frozen or behind.
 @Suite("voipd with the cgroup freezer", .serialized)
 struct DaemonFreezerTests {
-    /// `frozen N` of a cgroup's `cgroup.events`.
-    static func frozen(_ cgroup: String) -> Bool {
-        (ProcFS.read(cgroup + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+    /// Whether every task of the cgroup is frozen: `frozen 1` in v2's `cgroup.events`, `FROZEN`
+    /// in v1's `freezer.state`.
+    static func frozen(_ cgroup: String, _ version: CgroupVersion = .v2) -> Bool {
+        switch version {
+        case .v2: return (ProcFS.read(cgroup + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+        case .v1: return (ProcFS.read(cgroup + "/freezer.state") ?? "").hasPrefix("FROZEN")
+        }
     }
 
     @Test("a launched app is frozen whole in its own cgroup, ignores a stray SIGCONT, wakes on data, keeps its cgroup across an upgrade, and its cgroup goes with it",
           .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
     func freezesLaunchedApp() throws {
-        let scratch = try ScratchCgroup(.v2)
+        try freezesLaunchedApp(.v2)
+    }
+
+    @Test("cgroup v1's freezer hierarchy: the same story with freezer.state (FROZEN, tasks in D), confirmed by re-reads",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1), "needs root and a mounted cgroup v1 freezer hierarchy"))
+    func freezesLaunchedAppV1() throws {
+        try freezesLaunchedApp(.v1)
+    }
+
+    func freezesLaunchedApp(_ version: CgroupVersion) throws {
+        let scratch = try ScratchCgroup(version)
         let directory = try makeTemporaryDirectory("voipd-freezer-config")
         defer {
             removeTree(directory)
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
-        let configuration = directory + "/voipd.json"
-        let file = try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
+        let configuration = try Self.freezerConfiguration(in: directory, scratch)
         let harness = try DaemonHarness(arguments: ["--config", configuration])
         defer { harness.stop() }
-        #expect(harness.log.contains("cgroup v2 freezer in \(scratch.path)/voipd"), "\(harness.log)")
+        let backend = "cgroup \(version.rawValue) freezer"
+        #expect(harness.log.contains("\(backend) in \(scratch.path)/voipd"), "\(harness.log)")
 
         let peer = try harness.makePeer()
         // It keeps each wake open (no ack) so the test sees it running.
         let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
         let cgroup = scratch.path + "/voipd/app-phone"
-        #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
-        #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("0::\(scratch.cgroupPath(of: cgroup))\n"))
+        #expect(try harness.status("phone").suspension == backend)
+        let membership = version == .v2 ? "0::" : "freezer:"
+        #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("\(membership)\(scratch.cgroupPath(of: cgroup))\n"))
 
         try WakePathTests.suspend(harness, app)
-        #expect(Self.frozen(cgroup))
-        #expect(processState(app.pid) == "S", "frozen, not stopped")
+        #expect(Self.frozen(cgroup, version))
+        #expect(processState(app.pid) == (version == .v2 ? "S" : "D"), "frozen, not stopped")
 
         // Someone else's SIGCONT resumes nothing: voipd's record and the kernel's agree.
         #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
         observe(for: .milliseconds(100))
-        #expect(Self.frozen(cgroup))
+        #expect(Self.frozen(cgroup, version))
         #expect(try harness.status("phone").state == .suspended)
 
         for when in ["before", "after"] {
             if when == "after" {
                 // The new program reopens the cgroup it finds the app in.
                 _ = try harness.control.upgrade()
-                #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
-                #expect(Self.frozen(cgroup), "still frozen across the upgrade")
+                #expect(try harness.status("phone").suspension == backend)
+                #expect(Self.frozen(cgroup, version), "still frozen across the upgrade")
             }
             let invite = "INVITE \(when) the upgrade"
             try remote.write(invite)
             let event = try app.expectEvent(.voipSocketReadable)
             #expect(try app.expectRead("sip") == .data(invite))
-            #expect(!Self.frozen(cgroup), "thawed for the wake")
+            #expect(!Self.frozen(cgroup, version), "thawed for the wake")
             try app.send(.acknowledge(eventID: event.id))
             try harness.waitForState("phone", .suspended)
-            try waitUntil("the cgroup is frozen again") { Self.frozen(cgroup) }
+            #expect(Self.frozen(cgroup, version), "voipd says suspended once the freeze is confirmed")
         }
 
         // Its end (a SIGKILL while frozen: cgroup.kill) takes the cgroup with it.
@@ -71,6 +85,52 @@ struct DaemonFreezerTests {
         try harness.waitForState("phone", .terminated)
         try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
         #expect(try harness.status("phone").suspension == nil)
+    }
+
+    /// A program with a thread that spends nearly all its time in the kernel, populating
+    /// 256 MiB of fresh memory in one `madvise(MADV_POPULATE_WRITE)` (Linux 5.14) after
+    /// another: a freezer's fake signal does not interrupt it, so the thread freezes only as
+    /// it returns, tens of milliseconds after voipd asked.
+    static let slowToFreeze = """
+        import ctypes, threading, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        size = 256 << 20
+        def populate():
+            while True:
+                region = libc.mmap(None, size, 3, 0x22, -1, 0)
+                if libc.madvise(region, size, 23) != 0: raise SystemExit("madvise: errno %d" % ctypes.get_errno())
+                libc.munmap(region, size)
+        threading.Thread(target=populate, daemon=True).start()
+        print("populating", flush=True)
+        while True: time.sleep(100)
+        """
+
+    @Test("a freeze the kernel completes only after voipd's re-reads (a thread inside a long madvise) is confirmed by cgroup.events' EPOLLPRI in voipd's loop",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2) && (toolExists("/usr/bin/python3") || runningUnderCI), "needs root, a cgroup2 mount and python3"))
+    func slowFreezeConfirmedByNotification() throws {
+        let scratch = try ScratchCgroup(.v2)
+        let directory = try makeTemporaryDirectory("voipd-freezer-config")
+        defer {
+            removeTree(directory)
+            #expect(scratch.tearDown() == [], "cgroups left behind")
+        }
+        let harness = try DaemonHarness(arguments: ["--config", try Self.freezerConfiguration(in: directory, scratch)])
+        defer { harness.stop() }
+        let output = directory + "/populate.out"
+        let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
+        _ = try harness.control.launch(["/usr/bin/python3", "-c", Self.slowToFreeze], name: "populate", speaksProtocol: false, output: file.rawValue)
+        try waitForText("populating", in: output)
+        let cgroup = scratch.path + "/voipd/app-populate"
+
+        _ = try harness.control.command(.background, "populate")
+        try harness.waitForState("populate", .suspended)
+        #expect(Self.frozen(cgroup), "voipd says suspended once the kernel says frozen")
+        #expect(harness.log.contains("populate: freeze not done after \(FreezeConfirmation.v2Rereads) looks; waiting for the kernel's notification"),
+                "the freeze was confirmed before the re-reads ended: the notification was not what confirmed it\n\(harness.log.suffix(3000))")
     }
 
     /// A configuration file in `directory` with the freezer's directory under `scratch`.

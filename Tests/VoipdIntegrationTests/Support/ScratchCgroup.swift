@@ -61,7 +61,20 @@ final class ScratchCgroup {
             remove(directory + "/" + entry.name, into: &leftovers)
         }
         empty(directory)
-        if rmdir(directory) != 0 { leftovers.append("\(directory): \(Errno.current("rmdir"))") }
+        // A process killed a moment ago has left cgroup.procs but may still be freeing its
+        // memory, and the cgroup is populated until it is done (v2 notifies that change).
+        let deadline = Deadline(.seconds(10))
+        while rmdir(directory) != 0 {
+            guard errno == EBUSY, !deadline.hasPassed else { return leftovers.append("\(directory): \(Errno.current("rmdir"))") }
+            if version == .v2, let events = try? openFile(directory + "/cgroup.events", flags: O_RDONLY),
+               (ProcFS.read(directory + "/cgroup.events") ?? "").contains("populated 1") {
+                _ = try? events.readToEnd(limit: 4096)
+                var poller = pollfd(fd: events.rawValue, events: Int16(POLLPRI), revents: 0)
+                _ = poll(&poller, 1, min(100, deadline.remainingMilliseconds))
+            } else {
+                _ = poll(nil, 0, 1)
+            }
+        }
     }
 
     /// Thaws the cgroup, then kills its processes and waits for each to end, round after
