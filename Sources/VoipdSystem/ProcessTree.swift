@@ -42,8 +42,7 @@ public struct ProcessTree: Sendable, Equatable {
         return tree
     }
 
-    /// The processes of a cgroup (v2: `cgroup.procs` in its directory under /sys/fs/cgroup),
-    /// at most `limit`. Unlike ``below(_:limit:)`` it finds daemons that left the process tree.
+    /// The processes of a cgroup (`cgroup.procs` in its directory, v2 or v1), at most `limit`. Unlike ``below(_:limit:)`` it finds daemons that left the process tree.
     public static func inCgroup(_ directory: String, limit: Int) throws -> ProcessTree {
         let file = try openFile(directory + "/cgroup.procs", flags: O_RDONLY)
         var tree = ProcessTree(processes: [], truncated: false)

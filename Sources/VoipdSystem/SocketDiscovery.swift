@@ -89,7 +89,7 @@ public struct SocketDiscovery: Sendable {
     public var tableSources: [TableSource]
 
     /// The sockets of `root` and its descendants (or of the processes of `cgroup`, a
-    /// cgroup v2 directory, when given), for the transports asked. Throws `ESRCH` when the
+    /// cgroup's directory, when given), for the transports asked. Throws `ESRCH` when the
     /// root is gone, or the errno of reading the cgroup; problems with single processes and
     /// tables are reported in the result instead. `netlink: false` reads /proc/PID/net only
     /// (to compare the two, or where a filter breaks netlink in ways it does not report).

@@ -290,7 +290,7 @@ struct AdoptionDaemonTests {
         #expect(try harness.status("alice").pid == pid, "the same baresip throughout")
     }
 
-    private func sendDatagram(_ text: String, toLoopbackPort port: UInt16) throws {
+    func sendDatagram(_ text: String, toLoopbackPort port: UInt16) throws {
         let sender = try Socket.make(domain: AF_INET, type: Socket.datagramType)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

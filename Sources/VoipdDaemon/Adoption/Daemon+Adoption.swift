@@ -102,8 +102,15 @@ extension Daemon {
     func adoptionTimerFired(_ app: AppRecord) {
         guard let adoption = app.adoption, adoption.sampling, let process = app.process else { return }
         if adoption.lookOwed { look(at: app) }
-        let tree = (try? ProcessTree.below(process.pid, limit: SocketDiscoveryLimits().processes).processes) ?? [process.pid]
-        let verdict = adoption.detector.observe(ProcFS.activity(of: tree), unreadSockets: unreadAdoptedSockets(of: app))
+        // The whole program: with a cgroup, helpers that left its process tree count too.
+        let members: [pid_t]
+        do {
+            members = try process.members(limit: SocketDiscoveryLimits().processes).processes
+        } catch {
+            // Gone a moment ago (its end is on its way) or an unreadable cgroup: the process alone.
+            members = [process.pid]
+        }
+        let verdict = adoption.detector.observe(ProcFS.activity(of: members), unreadSockets: unreadAdoptedSockets(of: app))
         adoption.verdict = verdict
         if verdict.isQuiet {
             look(at: app)
@@ -140,7 +147,10 @@ extension Daemon {
         guard !adoption.settings.policy.rules.isEmpty else { return problems.append(Self.rulesLost) }
         let discovery: SocketDiscovery
         do {
-            discovery = try SocketDiscovery.discover(root: process.pid, transports: adoption.settings.policy.transports)
+            // Its cgroup, when it has one, is the whole program: a helper that double-forked
+            // or called setsid is no longer below the process voipd started, but still in it.
+            discovery = try SocketDiscovery.discover(root: process.pid, cgroup: process.cgroup?.cgroup.path,
+                                                     transports: adoption.settings.policy.transports)
         } catch {
             problems.append("cannot look at its sockets: \(error)")
             return

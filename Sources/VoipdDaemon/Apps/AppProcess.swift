@@ -54,3 +54,13 @@ final class AppProcess {
         }
     }
 }
+
+extension AppProcess {
+    /// The app's processes, at most `limit`: its cgroup's members when it has one (helpers
+    /// that double-forked or called `setsid` to leave its process tree are found too),
+    /// otherwise this process and those below it.
+    func members(limit: Int) throws -> ProcessTree {
+        if let box = cgroup { return try ProcessTree.inCgroup(box.cgroup.path, limit: limit) }
+        return try ProcessTree.below(pid, limit: limit)
+    }
+}

@@ -74,8 +74,7 @@ extension Daemon {
     /// The app's processes: its cgroup's members when it has one (the freezer: helpers that
     /// left the process tree are found too), otherwise its process and those below it.
     private func hibernationMembers(of process: AppProcess) throws -> [pid_t] {
-        if let box = process.cgroup { return Array(try box.cgroup.processes().prefix(Self.hibernationProcessLimit)) }
-        return try ProcessTree.below(process.pid, limit: Self.hibernationProcessLimit).processes
+        try process.members(limit: Self.hibernationProcessLimit).processes
     }
 
     /// Where paged-out anonymous memory would go now ("zram0 (lzo-rle)", "/swapfile"), or nil.

@@ -96,11 +96,7 @@ final class ProcessTreeApp {
     }
 
     /// Every task (thread) of both processes, as (pid, tid).
-    var tasks: [(pid: pid_t, tid: pid_t)] {
-        [pid, childPID].flatMap { owner in
-            directoryEntries("/proc/\(owner)/task").compactMap { pid_t($0.name) }.map { (owner, $0) }
-        }
-    }
+    var tasks: [(pid: pid_t, tid: pid_t)] { VoipdIntegrationTests.tasks(of: [pid, childPID]) }
 
     /// One line of its output, within 10 s.
     private static func line(from output: borrowing FileDescriptor, _ buffer: inout [UInt8]) throws -> String {
@@ -134,6 +130,13 @@ struct TaskCPU: Equatable, CustomStringConvertible {
     }
 
     var description: String { "\(runNanoseconds) ns in \(runCount) runs" }
+}
+
+/// Every task (thread) of the processes, as (pid, tid).
+func tasks(of processes: [pid_t]) -> [(pid: pid_t, tid: pid_t)] {
+    processes.flatMap { owner in
+        directoryEntries("/proc/\(owner)/task").compactMap { pid_t($0.name) }.map { (owner, $0) }
+    }
 }
 
 /// A task's state letter (/proc/PID/task/TID/stat).
