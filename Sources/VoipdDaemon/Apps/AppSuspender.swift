@@ -54,7 +54,9 @@ struct AppSuspender: Suspender {
     }
 
     func resume(_ process: AppProcess) throws {
-        if let box = process.cgroup { try box.cgroup.thaw() } else { try SignalSuspender().resume(process) }
+        if let box = process.cgroup { return try box.cgroup.thaw() }
+        try SignalSuspender().resume(process)
+        process.stopWitness = nil
     }
 
     func isStopped(_ process: AppProcess) -> Bool {
@@ -89,16 +91,24 @@ extension Daemon {
     /// when the kernel says it is in its app's cgroup in voipd's directory: the kernel's
     /// own record, which no state file can contradict.
     func attachCgroup(to process: AppProcess, of app: AppRecord) {
-        guard process.cgroup == nil, let freezer = suspender.freezer,
-              let membership = ProcFS.read("/proc/\(process.pid)/cgroup"),
-              let tables = CgroupTables.current() else { return }
-        let path = freezer.version == .v2 ? CgroupTables.membership(membership).unified : CgroupTables.membership(membership).legacy["freezer"]
-        let mounts = tables.mounts.filter { freezer.version == .v2 ? $0.version == .v2 : $0.isV1Freezer }
-        guard let path, mounts.contains(where: { $0.directory(of: path) == freezer.directory + "/" + CgroupFreezer.cgroupName(forApp: app.name) }) else { return }
+        guard process.cgroup == nil, let freezer = suspender.freezer else { return }
+        let path = freezer.directory + "/" + CgroupFreezer.cgroupName(forApp: app.name)
+        process.cgroup = openCgroup(path, version: freezer.version, holding: process.pid, of: app.name)
+    }
+
+    /// The cgroup at `path`, opened, if the kernel says `pid` is in it (/proc/PID/cgroup);
+    /// nil otherwise, or when it cannot be opened (said in the log).
+    func openCgroup(_ path: String, version: CgroupVersion, holding pid: pid_t, of app: String) -> AppCgroupBox? {
+        guard let membership = ProcFS.read("/proc/\(pid)/cgroup"), let tables = CgroupTables.current() else { return nil }
+        let lines = CgroupTables.membership(membership)
+        let mounts = tables.mounts.filter { version == .v2 ? $0.version == .v2 : $0.isV1Freezer }
+        guard let inside = version == .v2 ? lines.unified : lines.legacy["freezer"],
+              mounts.contains(where: { $0.directory(of: inside) == path }) else { return nil }
         do {
-            process.cgroup = AppCgroupBox(try freezer.openAppCgroup(for: app.name))
+            return AppCgroupBox(try AppCgroup(path: path, version: version))
         } catch {
-            log.warning("\(app.name): pid \(process.pid) is in its cgroup, which cannot be opened: \(error); suspended with SIGSTOP")
+            log.warning("\(app): pid \(pid) is in its cgroup \(path), which cannot be opened: \(error); suspended with SIGSTOP")
+            return nil
         }
     }
 

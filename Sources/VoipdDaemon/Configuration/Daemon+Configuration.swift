@@ -194,7 +194,7 @@ extension Daemon {
     /// Adopts the processes the store kept for apps: a crash of the previous voipd may have
     /// left them stopped; they are resumed, in the background, and supervised again.
     /// The state file, when there is one, says which of them voipd launched as the leader of
-    /// a process group (whose other members it stopped with them).
+    /// a process group (whose other members it stopped with them), and which it froze in a cgroup.
     func takeBackProcesses(_ activated: ActivatedDescriptors, recorded: RecoveryState?) {
         for (index, entry) in activated.entries.enumerated() {
             guard case .process(let name) = entry, let descriptor = activated.take(index) else { continue }
@@ -203,7 +203,11 @@ extension Daemon {
                 continue
             }
             let leadsGroup = recorded?.leadsGroup(app: name, pidfd) ?? false
-            adoptSurvivor(AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup), of: app, inBackground: true)
+            let frozenIn = recorded?.cgroup(app: name, pidfd)
+            let process = AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup)
+            // Frozen by the freezer, maybe: thawed in its cgroup whatever this voipd's configuration.
+            if let frozenIn { process.cgroup = openCgroup(frozenIn.path, version: frozenIn.version, holding: process.pid, of: name) }
+            adoptSurvivor(process, of: app, inBackground: true)
         }
     }
 }

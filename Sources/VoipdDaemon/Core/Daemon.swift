@@ -372,6 +372,8 @@ public final class Daemon {
 
     private func resume(_ app: AppRecord) {
         guard let process = app.process else { return }
+        // Not the wake path (that one resumes before the lifecycle, and does not look).
+        if process.stopWitness != nil { noticeUnexpectedResume(of: app, restop: false) }
         do {
             try suspender.resume(process)
         } catch {
@@ -415,6 +417,7 @@ public final class Daemon {
     func checkStop(_ app: AppRecord) {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
+            if process.cgroup == nil { process.stopWitness = StopWitness(stoppedProcess: process.pid) }
             feedLater(app, .stopConfirmed)
         } else if process.cgroup != nil {
             awaitFreeze(of: app, process)

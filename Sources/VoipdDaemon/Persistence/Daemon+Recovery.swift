@@ -87,9 +87,9 @@ extension Daemon {
             var recorded: RecoveryState.Process?
             if let process = app.process {
                 if process.identity == nil { process.identity = process.pidfd.identity() }
+                let suspension = process.cgroup.map { RecoveryState.Suspension.cgroup(path: $0.cgroup.path, version: $0.cgroup.version) } ?? .signal
                 recorded = process.identity.map {
-                    // SignalSuspender is the only suspender so far.
-                    RecoveryState.Process(identity: $0, leadsGroup: process.signalsGroup, suspension: .signal)
+                    RecoveryState.Process(identity: $0, leadsGroup: process.signalsGroup, suspension: suspension)
                 }
             }
             let state = app.lifecycle.state
@@ -184,13 +184,19 @@ extension Daemon {
             log.warning("\(name): pid \(pid) belongs to uid \(found.uid); voipd runs as uid \(geteuid()): left alone")
             return nil
         }
-        switch recorded.suspension {
-        case .signal: break
-        }
         // Still the leader of its group, or it is signalled alone.
         let leadsGroup = recorded.leadsGroup && ProcFS.processGroup(of: pid) == pid
         let process = AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup)
         process.identity = found
+        switch recorded.suspension {
+        case .signal:
+            break
+        case .cgroup(let path, let version):
+            // Frozen there, maybe: thawed there (adoptSurvivor), even by a voipd configured
+            // for signals or another directory, and frozen there again while it lives.
+            process.cgroup = openCgroup(path, version: version, holding: pid, of: name)
+            if process.cgroup == nil { log.info("\(name): pid \(pid) is no longer in its recorded cgroup \(path)") }
+        }
         return process
     }
 
@@ -227,6 +233,15 @@ extension RecoveryState {
         guard let recorded = apps.first(where: { $0.name == name })?.process, recorded.leadsGroup,
               recorded.identity.pid == pidfd.pid, pidfd.identity() == recorded.identity else { return false }
         return ProcFS.processGroup(of: pidfd.pid) == pidfd.pid
+    }
+}
+
+extension RecoveryState {
+    /// The cgroup the app's recorded process was suspended in, if `pidfd` is that process.
+    func cgroup(app name: String, _ pidfd: borrowing PidFd) -> (path: String, version: CgroupVersion)? {
+        guard let recorded = apps.first(where: { $0.name == name })?.process, case .cgroup(let path, let version) = recorded.suspension,
+              recorded.identity.pid == pidfd.pid, pidfd.identity() == recorded.identity else { return nil }
+        return (path, version)
     }
 }
 

@@ -41,12 +41,14 @@ struct RecoveryState: Codable {
         var suspension: Suspension
     }
 
-    /// How a process is stopped (``Suspender``). A cgroup freezer (issue 14) adds a case
-    /// carrying the cgroup's path; a voipd that meets a case it does not know leaves that
-    /// app out (``init(from:)``) instead of failing on the whole file.
+    /// How a process is stopped (``Suspender``). A voipd that meets a case it does not know
+    /// leaves that app out (``init(from:)``) instead of failing on the whole file.
     enum Suspension: Codable, Equatable {
         /// SIGSTOP, undone by SIGCONT.
         case signal
+        /// The cgroup freezer, in the app's cgroup: the next voipd thaws it there, whatever
+        /// its own configuration says.
+        case cgroup(path: String, version: CgroupVersion)
     }
 
     init(bootID: String, apps: [App]) {

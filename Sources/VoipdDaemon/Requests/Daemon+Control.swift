@@ -45,10 +45,15 @@ extension Daemon {
     }
 
     func status(_ request: AppQueryRequest, from client: ClientConnection) throws {
+        // Someone asks how the apps are: a stopped one that someone else continued is found
+        // now (two reads of /proc for each app stopped with SIGSTOP).
         if let name = request.name {
-            return replyList(request.id, StatusResult(apps: [status(of: try authorizedApp(name, for: client))]), to: client)
+            let app = try authorizedApp(name, for: client)
+            noticeUnexpectedResume(of: app, restop: true)
+            return replyList(request.id, StatusResult(apps: [status(of: app)]), to: client)
         }
         let visible = apps.values.filter { client.credentials.uid == 0 || $0.uid == client.credentials.uid }
+        for app in visible { noticeUnexpectedResume(of: app, restop: true) }
         replyList(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
     }
 

@@ -135,9 +135,13 @@ struct DaemonFreezerTests {
 
     /// A configuration file in `directory` with the freezer's directory under `scratch`.
     static func freezerConfiguration(in directory: String, _ scratch: ScratchCgroup) throws -> String {
-        let path = directory + "/freezer.json"
-        let file = try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-        try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
+        try configuration(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#, in: directory, named: "freezer.json")
+    }
+
+    /// A configuration file `name` in `directory` with `json` in it; returns its path.
+    static func configuration(_ json: String, in directory: String, named name: String) throws -> String {
+        let path = directory + "/" + name
+        try openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644).writeAll(Array(json.utf8))
         return path
     }
 
@@ -188,6 +192,40 @@ struct DaemonFreezerTests {
         // Stopping, voipd thaws every app it froze: none is left frozen with no one to thaw it.
         #expect(try rig.terminate(second) == .exited(0))
         #expect(!Self.frozen(cgroup))
+    }
+
+    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there; it keeps its cgroup; nothing stays frozen",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func restartForSignalsThawsByRecord() throws {
+        let scratch = try ScratchCgroup(.v2)
+        let rig = try ServiceRig()
+        defer {
+            rig.stop()
+            #expect(scratch.tearDown() == [], "cgroups left behind")
+        }
+        let peer = try TCPPeer()
+        let first = try RestartRecoveryTests.start(rig, arguments: ["--config", try Self.freezerConfiguration(in: rig.directory, scratch)])
+        let (control, follower) = try RestartRecoveryTests.controls(rig)
+        let (app, _) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
+        try RestartRecoveryTests.suspend("phone", control, follower)
+        let cgroup = scratch.path + "/voipd/app-phone"
+        #expect(Self.frozen(cgroup))
+        try RestartRecoveryTests.crash(first)
+
+        // The new voipd has no freezer of its own: only the record says where the app is frozen.
+        let signals = try Self.configuration(#"{"suspension": "signal"}"#, in: rig.directory, named: "signals.json")
+        let second = try RestartRecoveryTests.start(rig, arguments: ["--config", signals])
+        #expect(rig.log.contains("suspension by SIGSTOP"), "\(rig.log)")
+        #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+        #expect(!Self.frozen(cgroup), "thawed by the record")
+        try app.expect(.disconnected)
+        #expect(try app.expect(\.reconnection).pid == app.pid, "the same process")
+        let (control2, follower2) = try RestartRecoveryTests.controls(rig)
+        #expect(try control2.app("phone").suspension == "cgroup v2 freezer", "an app keeps the backend it was started with")
+        try control2.waitUntil("phone", is: .suspended, follower: follower2)
+        #expect(Self.frozen(cgroup), "frozen again in its cgroup")
+        #expect(try rig.terminate(second) == .exited(0))
+        #expect(!Self.frozen(cgroup), "thawed as voipd stops")
     }
 
     @Test("suspension \"freezer\" where voipd cannot use it: voipd does not start, and says why")

@@ -1,0 +1,57 @@
+import Glibc
+import Testing
+import VoipClient
+import VoipdSystem
+import VoipdTestSupport
+
+/// With `SIGSTOP`, anyone's `SIGCONT` resumes a suspended app behind voipd's back: voipd
+/// notices it when it next looks (here `status`), says so, and stops the app again; its own
+/// wakes are not mistaken for one.
+@Suite("voipd noticing a SIGSTOPped app resumed by someone else", .serialized)
+struct UnexpectedResumeTests {
+    static let warning = "while voipd had it suspended (a SIGCONT not voipd's"
+
+    @Test("a stray SIGCONT: status finds the app running, the log says so, voipd stops it again; a wake by data afterwards is voipd's own and not reported")
+    func strayContinue() throws {
+        let directory = try makeTemporaryDirectory("voipd-signal-config")
+        defer { removeTree(directory) }
+        let configuration = try DaemonFreezerTests.configuration(#"{"suspension": "signal"}"#, in: directory, named: "voipd.json")
+        let harness = try DaemonHarness(arguments: ["--config", configuration])
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+        try WakePathTests.suspend(harness, app)
+        #expect(try harness.status("phone").suspension == "SIGSTOP")
+        #expect(processState(app.pid) == "T")
+        // Nothing to report while it stays stopped.
+        _ = try harness.status("phone")
+        #expect(!harness.log.contains(Self.warning))
+
+        // As a shell's `kill -CONT` would.
+        #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
+        try waitUntil("pid \(app.pid) runs") { processState(app.pid) != "T" }
+        #expect(try harness.status("phone").state == .suspended, "voipd's record")
+        #expect(harness.log.contains("phone: pid \(app.pid) resumed by someone else"), "\(harness.log.suffix(2000))")
+        #expect(harness.log.contains(Self.warning + ": a shell's fg, kill -CONT, a debugger); stopping it again"))
+        try waitUntil("pid \(app.pid) is stopped again") { processState(app.pid) == "T" }
+
+        // voipd's own wake and stop are not someone else's.
+        try remote.write("INVITE")
+        let event = try app.expectEvent(.voipSocketReadable)
+        #expect(try app.expectRead("sip") == .data("INVITE"))
+        try app.send(.acknowledge(eventID: event.id))
+        try harness.waitForState("phone", .suspended)
+        _ = try harness.status("phone")
+        _ = try harness.control.status()
+        #expect(harness.log.components(separatedBy: Self.warning).count == 2, "reported once, for the stray SIGCONT alone")
+
+        // A SIGCONT and a SIGSTOP from outside: it ran in between, and the witness tells.
+        #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
+        try waitUntil("pid \(app.pid) runs") { processState(app.pid) != "T" }
+        #expect(try runToEnd(["/bin/kill", "-STOP", "\(app.pid)"]) == .exited(0))
+        try waitUntil("pid \(app.pid) is stopped") { processState(app.pid) == "T" }
+        _ = try harness.control.status()
+        #expect(harness.log.contains("phone: pid \(app.pid) ran while it should have been stopped, and is stopped again " + Self.warning),
+                "\(harness.log.suffix(2000))")
+    }
+}
