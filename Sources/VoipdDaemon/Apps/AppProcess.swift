@@ -17,9 +17,9 @@ final class AppProcess {
     var identity: ProcessIdentity?
     /// The app's cgroup when voipd suspends it with the cgroup freezer (``AppSuspender``).
     var cgroup: AppCgroupBox?
-    /// Taken when voipd confirms its SIGSTOP, dropped when voipd continues it: what shows
+    /// Set when voipd confirms its SIGSTOP, dropped when voipd continues it: what shows
     /// that someone else continued it meanwhile (``Daemon/noticeUnexpectedResume(of:restop:)``).
-    var stopWitness: StopWitness?
+    var stopEvidence: StopEvidence?
     /// While a freeze awaits confirmation: when to read its cgroup's state again.
     var freezeConfirmation: FreezeConfirmation?
     /// While a freeze awaits confirmation under cgroup v2: the registration of the cgroup's

@@ -56,7 +56,7 @@ struct AppSuspender: Suspender {
     func resume(_ process: AppProcess) throws {
         if let box = process.cgroup { return try box.cgroup.thaw() }
         try SignalSuspender().resume(process)
-        process.stopWitness = nil
+        process.stopEvidence = nil
     }
 
     func isStopped(_ process: AppProcess) -> Bool {

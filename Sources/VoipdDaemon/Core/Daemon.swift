@@ -373,7 +373,7 @@ public final class Daemon {
     private func resume(_ app: AppRecord) {
         guard let process = app.process else { return }
         // Not the wake path (that one resumes before the lifecycle, and does not look).
-        if process.stopWitness != nil { noticeUnexpectedResume(of: app, restop: false) }
+        if process.stopEvidence != nil { noticeUnexpectedResume(of: app, restop: false) }
         do {
             try suspender.resume(process)
         } catch {
@@ -417,7 +417,7 @@ public final class Daemon {
     func checkStop(_ app: AppRecord) {
         guard let process = app.process, app.lifecycle.phase == .suspending else { return }
         if suspender.isStopped(process) {
-            if process.cgroup == nil { process.stopWitness = StopWitness(stoppedProcess: process.pid) }
+            if process.cgroup == nil { process.stopEvidence = StopEvidence(stopped: process) }
             feedLater(app, .stopConfirmed)
         } else if process.cgroup != nil {
             awaitFreeze(of: app, process)
