@@ -54,7 +54,7 @@ let package = Package(
         // The client library for apps and for voipctl.
         .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary", "VoipdTransfers"]),
         // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
-        .target(name: "SIP", dependencies: ["VoipdSystem"]),
+        .target(name: "SIP", dependencies: ["VoipdSystem", "VoipdVocabulary"]),
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),
         .executableTarget(name: "voipctl", dependencies: ["VoipClient", "VoipdProtocol", "VoipdVocabulary", "VoipdSystem"]),
@@ -68,7 +68,7 @@ let package = Package(
         // and the patterned memory it fills.
         .target(name: "TestAppMessages", dependencies: ["VoipdVocabulary", "VoipdSystem"]),
         .executableTarget(name: "voip-test-app", dependencies: ["VoipClient", "TestAppMessages"]),
-        .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP"]),
+        .executableTarget(name: "softphone", dependencies: ["VoipClient", "SIP", "VoipdSystem"]),
         .executableTarget(name: "voip-demo", dependencies: ["VoipClient", "SIP", "VoipdSystem", "VoipdTestSupport", "voipd", "softphone"]),
         .executableTarget(name: "voipd-bench", dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "SIP", "softphone", "VoipdTransferService", "VoipdTransfers", "voipd-transfer",
                                                             "VoipdTestSupport", "TestAppMessages"]),
@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdTestSupport", "VoipdVocabulary"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdSystem", "VoipdTestSupport", "VoipdVocabulary"]),
         .testTarget(
             name: "VoipdIntegrationTests",
             dependencies: ["VoipClient", "VoipdSystem", "VoipdVocabulary", "VoipdAdoption", "VoipdDaemon", "SIP", "TestAppMessages", "VoipdTestSupport", "voipd", "voipctl", "voip-test-app",

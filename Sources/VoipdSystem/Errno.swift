@@ -80,6 +80,10 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let notPermitted = Errno(EPERM)
     /// ENOSYS: the kernel does not have the call.
     public static let notImplemented = Errno(ENOSYS)
+    /// EINPROGRESS: a non-blocking `connect` goes on after the call returned.
+    public static let inProgress = Errno(EINPROGRESS)
+    /// ECONNREFUSED: nobody listens there (for UDP, an ICMP error an earlier datagram drew).
+    public static let connectionRefused = Errno(ECONNREFUSED)
 }
 
 /// Runs a system call; a result of -1 becomes a thrown ``Errno`` naming `call`, made only

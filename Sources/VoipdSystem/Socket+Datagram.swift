@@ -1,19 +1,22 @@
-import CVoipd
 import Glibc
+import VoipdVocabulary
 
 extension Socket {
-    /// A UDP socket bound to an IPv4 address (port 0 picks an ephemeral port; see
+    /// A UDP socket bound to an IPv4 or IPv6 address (port 0 picks an ephemeral port; see
     /// ``localPort(_:)``).
     public static func bindUDP(host: String = "127.0.0.1", port: UInt16 = 0) throws -> FileDescriptor {
-        let fd = try make(domain: AF_INET, type: datagramType)
-        try withInetAddress(host: host, port: port) { sa, len in _ = try valueOrErrno("bind(\(host):\(port))") { bind(fd.rawValue, sa, len) } }
+        try bindUDP(at: endpoint(host: host, port: port))
+    }
+
+    /// A UDP socket bound to `endpoint` (port 0 picks an ephemeral port).
+    public static func bindUDP(at endpoint: InetEndpoint) throws(Errno) -> FileDescriptor {
+        let fd = try make(for: endpoint, type: datagramType)
+        try bind(fd, to: endpoint)
         return fd
     }
 
     /// Gives a datagram socket a default peer (`connect(2)`): it then receives only from it.
     public static func connectDatagram(_ socket: borrowing FileDescriptor, host: String, port: UInt16) throws {
-        try withInetAddress(host: host, port: port) { sa, len in
-            _ = try valueOrErrno("connect(\(host):\(port))") { Glibc.connect(socket.rawValue, sa, len) }
-        }
+        _ = try connect(socket, to: endpoint(host: host, port: port))
     }
 }

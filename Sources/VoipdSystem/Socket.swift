@@ -98,11 +98,11 @@ public enum Socket {
     public static func listenUnix(path: String, type: CInt = seqpacketType, backlog: CInt = 128, mode: mode_t = 0o666) throws -> FileDescriptor {
         let fd = try make(domain: AF_UNIX, type: type, nonBlocking: true)
         do {
-            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
+            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { Glibc.bind(fd.rawValue, sa, len) } }
         } catch Errno.addressInUse {
             if (try? connectUnix(path: path, type: type)) != nil { throw Errno(EADDRINUSE, call: "bind(\(path)): another daemon is listening there") }
             try removeFile(path)
-            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { bind(fd.rawValue, sa, len) } }
+            try withUnixAddress(path) { sa, len in _ = try valueOrErrno("bind(\(path))") { Glibc.bind(fd.rawValue, sa, len) } }
         }
         _ = try valueOrErrno("chmod(\(path))") { chmod(path, mode) }
         _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
@@ -118,32 +118,36 @@ public enum Socket {
         return fd
     }
 
-    static func withInetAddress<R>(host: String, port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) throws -> R {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw Errno(EINVAL, call: "inet_pton(\(host))") }
-        return try withUnsafePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+    /// The endpoint `host` (a numeric IPv4 or IPv6 address, never a name) and `port` make.
+    static func endpoint(host: String, port: UInt16) throws(Errno) -> InetEndpoint {
+        guard let address = IPAddress(host) else { throw Errno(EINVAL, call: "\(host) is not a numeric IPv4 or IPv6 address") }
+        return InetEndpoint(address: address, port: port)
     }
 
-    /// A TCP listener on an IPv4 address (port 0 picks an ephemeral port; see ``localPort(_:)``).
+    /// A TCP listener on an IPv4 or IPv6 address (port 0 picks an ephemeral port; see ``localPort(_:)``).
     public static func listenTCP(host: String = "127.0.0.1", port: UInt16 = 0, backlog: CInt = 128) throws -> FileDescriptor {
-        let fd = try make(domain: AF_INET, type: streamType)
-        try setIntOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
-        try withInetAddress(host: host, port: port) { sa, len in _ = try valueOrErrno("bind(\(host):\(port))") { bind(fd.rawValue, sa, len) } }
-        _ = try valueOrErrno("listen") { Glibc.listen(fd.rawValue, backlog) }
+        try listenTCP(at: endpoint(host: host, port: port), backlog: backlog)
+    }
+
+    /// A TCP listener at `endpoint` with `SO_REUSEADDR` (port 0 picks an ephemeral port).
+    public static func listenTCP(at endpoint: InetEndpoint, backlog: CInt = 128, nonBlocking: Bool = false) throws(Errno) -> FileDescriptor {
+        let fd = try make(for: endpoint, type: streamType, nonBlocking: nonBlocking)
+        try setReuseAddress(fd)
+        try bind(fd, to: endpoint)
+        try listen(fd, backlog: backlog)
         return fd
     }
 
-    /// A blocking TCP connection to an IPv4 address, with `TCP_NODELAY`.
+    /// A blocking TCP connection to an IPv4 or IPv6 address, with `TCP_NODELAY`.
     public static func connectTCP(host: String, port: UInt16) throws -> FileDescriptor {
-        let fd = try make(domain: AF_INET, type: streamType)
-        try withInetAddress(host: host, port: port) { sa, len in
-            _ = try valueOrErrno("connect(\(host):\(port))") { Glibc.connect(fd.rawValue, sa, len) }
-        }
-        try setIntOption(fd, CInt(IPPROTO_TCP), TCP_NODELAY, 1, "setsockopt(TCP_NODELAY)")
+        try connectTCP(to: endpoint(host: host, port: port))
+    }
+
+    /// A blocking TCP connection to `endpoint`, with `TCP_NODELAY`.
+    public static func connectTCP(to endpoint: InetEndpoint) throws(Errno) -> FileDescriptor {
+        let fd = try make(for: endpoint, type: streamType)
+        _ = try connect(fd, to: endpoint)
+        try setNoDelay(fd)
         return fd
     }
 

@@ -110,7 +110,7 @@ public struct SocketDiscovery: Sendable {
             do {
                 scan = try SocketDescriptorScan.scan(pid, limit: limits.descriptors - discovery.descriptorsExamined)
             } catch let error as Errno {
-                if error.rawValue != ENOENT { discovery.unreadable.append((pid, error)) }
+                if error != .noSuchFileOrDirectory { discovery.unreadable.append((pid, error)) }
                 continue
             }
             discovery.descriptorsExamined += scan.examined

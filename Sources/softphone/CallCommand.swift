@@ -1,5 +1,6 @@
 import Glibc
 import SIP
+import VoipdSystem
 
 /// `softphone call`: places one call through the registrar with ``SIPCaller`` over TCP or
 /// UDP, prints each message with its time (responses also with the time since the INVITE),
@@ -67,7 +68,9 @@ final class CallCommand {
     private func waitAndHandle() -> Bool {
         let fds = sockets.descriptors
         var descriptors = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        if poll(&descriptors, nfds_t(descriptors.count), pollTimeout(until: earliest(timers.earliest, stack?.nextDeadline()))) > 0 {
+        // A failed or interrupted wait is a turn with nothing ready, as a timeout.
+        let ready = (try? poll(&descriptors, timeoutMilliseconds: pollTimeout(until: earliest(timers.earliest, stack?.nextDeadline())))) ?? 0
+        if ready > 0 {
             for (fd, descriptor) in zip(fds, descriptors) where descriptor.revents != 0 { handle(sockets.readAvailable(fd)) }
         }
         let now = ContinuousClock.now

@@ -1,4 +1,4 @@
-import Glibc
+import VoipdSystem
 
 /// A failed network operation, with what the system said.
 struct NetworkError: Error, CustomStringConvertible {
@@ -11,9 +11,9 @@ struct NetworkError: Error, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// The calling thread's errno as the reason.
-    init(_ operation: String, errno code: Int32 = errno) {
-        self.init(operation, reason: String(cString: strerror(code)))
+    /// A system call's error: the call as the operation, the errno's text as the reason.
+    init(_ error: Errno) {
+        self.init(error.call, reason: Errno(error.rawValue).description)
     }
 
     var description: String { "\(operation): \(reason)" }

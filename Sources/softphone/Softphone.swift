@@ -1,5 +1,6 @@
 import Glibc
 import SIP
+import VoipdSystem
 import VoipClient
 
 /// The softphone: a SIP user agent (``SIPLink``) that registers with a registrar and
@@ -103,7 +104,8 @@ final class Softphone {
     private func takeRestoredSockets(_ application: VoIPApplication) -> [(SIPSocketRole, Int32)] {
         application.restoredSocketNames.compactMap { name in
             guard let descriptor = application.takeRestoredSocket(named: name) else { return nil }
-            let isDatagram = Self.socketType(descriptor.rawValue) == Int32(SOCK_DGRAM.rawValue)
+            // One whose kind cannot be read counts as no datagram socket, as before.
+            let isDatagram = (try? Socket.kind(of: descriptor))?.isDatagram == true
             guard let role = SIPSocketRole(voipSocketName: name, isDatagram: isDatagram), options.uses(role) else {
                 // Held for a run with other options (or not the softphone's at all): voipd
                 // would otherwise go on holding, and waking the phone for, a socket nobody reads.
@@ -118,12 +120,6 @@ final class Softphone {
             status.voipSockets.append(.init(name: name, detail: "handed back by voipd", held: true))
             return (role, descriptor.release())
         }
-    }
-
-    private static func socketType(_ fd: Int32) -> Int32 {
-        var type: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 ? type : -1
     }
 
     // Between acknowledging didEnterBackground and the SIGSTOP of voipd's suspension, this
@@ -147,8 +143,11 @@ final class Softphone {
         var descriptors = ([controlFD, presenceFD] + sipFDs).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         let buffered = application?.hasBufferedMessages ?? false
         let timeout = buffered ? 0 : pollTimeout(until: nextDeadline)
-        if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR {
-            throw NetworkError("poll")
+        do throws(Errno) {
+            // An interruption is a turn with nothing ready.
+            _ = try poll(&descriptors, timeoutMilliseconds: timeout)
+        } catch {
+            throw NetworkError(error)
         }
         for (fd, descriptor) in zip(sipFDs, descriptors.dropFirst(2)) where descriptor.revents != 0 {
             sip.readAvailable(fd)

@@ -1,4 +1,6 @@
 import Glibc
+import SIP
+import VoipdSystem
 
 /// A TCP connection the softphone opened: its SIP connection to the registrar or its
 /// ordinary presence connection. The object owns the descriptor and closes it when it goes.
@@ -16,37 +18,36 @@ final class TCPConnection {
         case closed(String)
     }
 
-    let fd: Int32
+    let descriptor: FileDescriptor
+    var fd: Int32 { descriptor.rawValue }
     /// `ip:port` of this end and of the peer, for the log.
     let localAddress: String
     let remoteAddress: String
 
-    /// Takes ownership of a connected socket (one voipd handed back, say).
-    init(adopting fd: Int32) {
-        self.fd = fd
-        localAddress = Self.address(of: fd, peer: false)
-        remoteAddress = Self.address(of: fd, peer: true)
+    /// Takes ownership of a connected socket.
+    init(descriptor: consuming FileDescriptor) {
+        localAddress = Self.address(of: descriptor, peer: false)
+        remoteAddress = Self.address(of: descriptor, peer: true)
+        self.descriptor = descriptor
     }
 
-    deinit { close(fd) }
+    /// Takes ownership of a connected socket voipd handed back.
+    convenience init(adopting fd: Int32) {
+        self.init(descriptor: FileDescriptor(adopting: fd))
+    }
 
     /// Connects to `server`, trying each address it resolves to, each for at most `timeout`.
     static func connect(to server: HostPort, timeout: Duration) throws(NetworkError) -> TCPConnection {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(server.host, String(server.port), &hints, &list)
-        guard status == 0, let list else {
-            throw NetworkError("resolve \(server.host)", reason: String(cString: gai_strerror(status)))
+        let endpoints: [SIPSocketAddress]
+        do {
+            endpoints = try Socket.resolve(host: server.host, port: server.port, type: Socket.streamType)
+        } catch {
+            throw NetworkError("resolve \(server.host)", reason: error.reason)
         }
-        defer { freeaddrinfo(list) }
         var failure = NetworkError("connect \(server)", reason: "no address")
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let address = entry?.pointee {
-            entry = address.ai_next
+        for endpoint in endpoints {
             do throws(NetworkError) {
-                return TCPConnection(adopting: try connect(address, timeout: timeout, naming: server))
+                return TCPConnection(descriptor: try connect(to: endpoint, timeout: timeout, naming: server))
             } catch {
                 failure = error
             }
@@ -56,90 +57,70 @@ final class TCPConnection {
 
     // A non-blocking connect bounded by poll(), so an unreachable server costs `timeout` at
     // most; the socket is made blocking again once connected.
-    private static func connect(_ address: addrinfo, timeout: Duration, naming server: HostPort) throws(NetworkError) -> Int32 {
+    private static func connect(to endpoint: SIPSocketAddress, timeout: Duration, naming server: HostPort) throws(NetworkError) -> FileDescriptor {
         let operation = "connect \(server)"
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-        let fd = socket(address.ai_family, type, 0)
-        guard fd >= 0 else { throw NetworkError("socket") }
-        do throws(NetworkError) {
-            if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
-                guard errno == EINPROGRESS else { throw NetworkError(operation) }
-                try waitUntilConnected(fd, timeout: timeout, operation: operation)
+        func attempt<Value: ~Copyable>(_ body: () throws(Errno) -> Value) throws(NetworkError) -> Value {
+            do {
+                return try body()
+            } catch {
+                throw NetworkError(operation, reason: Errno(error.rawValue).description)
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-            var yes: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            return fd
-        } catch {
-            close(fd)
-            throw error
         }
+        let connection = try attempt { () throws(Errno) in try Socket.make(for: endpoint, type: Socket.streamType, nonBlocking: true) }
+        if try !attempt({ () throws(Errno) in try Socket.connect(connection, to: endpoint) }) {
+            guard try attempt({ () throws(Errno) in try waitWritable(connection, until: ContinuousClock.now + timeout) }) else {
+                throw NetworkError(operation, reason: "no answer within \(timeout)")
+            }
+            try attempt { () throws(Errno) in try Socket.checkConnected(connection, to: endpoint) }
+        }
+        try attempt { () throws(Errno) in
+            try connection.setNonBlocking(false)
+            try Socket.setNoDelay(connection)
+        }
+        return connection
     }
 
-    private static func waitUntilConnected(_ fd: Int32, timeout: Duration, operation: String) throws(NetworkError) {
-        let deadline = ContinuousClock.now + timeout
-        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        while true {
-            let ready = poll(&descriptor, 1, pollTimeout(until: deadline))
-            if ready > 0 { break }
-            if ready == 0 { throw NetworkError(operation, reason: "no answer within \(timeout)") }
-            if errno != EINTR { throw NetworkError(operation) }
-        }
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
-        if code != 0 { throw NetworkError(operation, errno: code) }
+    /// Whether `descriptor` became writable before `deadline`.
+    private static func waitWritable(_ descriptor: borrowing FileDescriptor, until deadline: ContinuousClock.Instant) throws(Errno) -> Bool {
+        var watched = [pollfd(fd: descriptor.rawValue, events: Int16(POLLOUT), revents: 0)]
+        repeat {
+            if try poll(&watched, timeoutMilliseconds: pollTimeout(until: deadline)) > 0 { return true }
+        } while ContinuousClock.now < deadline
+        return false
     }
 
     /// What is there to read now.
     func read() -> ReadResult {
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count > 0 { return .bytes(Array(chunk[..<count])) }
-            if count == 0 { return .closed("end of stream") }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .nothing
-            default: return .closed(String(cString: strerror(errno)))
+        do throws(Errno) {
+            let received = chunk.withUnsafeMutableBytes { bytes in
+                Result { () throws(Errno) in try Socket.receive(descriptor, into: bytes) }
             }
+            switch try received.get() {
+            case .wouldBlock: return .nothing
+            case .processed(0): return .closed("end of stream")
+            case .processed(let count): return .bytes(Array(chunk[..<count]))
+            }
+        } catch {
+            return .closed(Errno(error.rawValue).description)
         }
     }
 
     /// Writes all of `bytes`.
     func send(_ bytes: [UInt8]) throws(NetworkError) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw NetworkError("send") }
-            offset += count
+        do throws(Errno) {
+            try Socket.sendAll(descriptor, bytes)
+        } catch {
+            throw NetworkError(error)
         }
     }
 
-    private static func address(of fd: Int32, peer: Bool) -> String {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let status = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length) }
-        }
-        guard status == 0 else { return "?" }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
-            inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
-            return "\(Self.string(text)):\(UInt16(bigEndian: address.sin_port))"
-        case AF_INET6:
-            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
-            inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
-            return "[\(Self.string(text))]:\(UInt16(bigEndian: address.sin6_port))"
-        default:
+    private static func address(of descriptor: borrowing FileDescriptor, peer: Bool) -> String {
+        do {
+            let endpoint = peer ? try Socket.peerEndpoint(of: descriptor) : try Socket.localEndpoint(of: descriptor)
+            return endpoint?.description ?? "?"
+        } catch {
             return "?"
         }
-    }
-
-    private static func string(_ characters: [CChar]) -> String {
-        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -16,35 +16,29 @@ final class TCPListener {
     let localAddress: SIPSocketAddress
 
     /// Listens on `address` (port 0 for an ephemeral port).
-    init(address: SIPSocketAddress, backlog: Int32 = 16) throws(NetworkError) {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw NetworkError("socket") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        do throws(NetworkError) {
-            guard address.withSocketAddress({ bind(fd, $0, $1) }) == 0 else { throw NetworkError("bind \(address)") }
-            guard listen(fd, backlog) == 0 else { throw NetworkError("listen \(address)") }
-            do {
-                localAddress = try SIPSocketAddress.of(socket: fd)
-            } catch {
-                throw NetworkError("getsockname", reason: "\(error)")
-            }
+    convenience init(address: SIPSocketAddress, backlog: Int32 = 16) throws(NetworkError) {
+        do throws(Errno) {
+            try self.init(owning: Socket.listenTCP(at: address, backlog: backlog, nonBlocking: true))
         } catch {
-            close(fd)
-            throw error
+            throw NetworkError(error)
         }
-        descriptor = FileDescriptor(adopting: fd)
     }
 
     /// Takes ownership of a listening socket (one voipd handed back).
-    init(adopting fd: Int32) throws(NetworkError) {
-        descriptor = FileDescriptor(adopting: fd)
-        do {
+    convenience init(adopting fd: Int32) throws(NetworkError) {
+        let descriptor = FileDescriptor(adopting: fd)
+        do throws(Errno) {
             try descriptor.setNonBlocking()
-            localAddress = try SIPSocketAddress.of(socket: fd)
+            try self.init(owning: descriptor)
         } catch {
-            throw NetworkError("getsockname", reason: "\(error)")
+            throw NetworkError(error)
         }
+    }
+
+    private init(owning descriptor: consuming FileDescriptor) throws(Errno) {
+        guard let local = try Socket.localEndpoint(of: descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname: not IPv4 or IPv6") }
+        localAddress = local
+        self.descriptor = descriptor
     }
 
     /// Accepts every connection waiting now, with Nagle's algorithm off.
@@ -61,14 +55,14 @@ final class TCPListener {
                 // Gone before it was accepted: nothing to accept now.
                 return accepted
             } catch {
-                throw NetworkError(error.call, errno: error.rawValue)
+                throw NetworkError(error)
             }
-            do {
+            do throws(Errno) {
                 try Socket.setNoDelay(connection)
             } catch {
-                throw NetworkError(error.call, errno: error.rawValue)
+                throw NetworkError(error)
             }
-            accepted.append(TCPConnection(adopting: connection.release()))
+            accepted.append(TCPConnection(descriptor: connection))
         }
     }
 }

@@ -1,12 +1,12 @@
-#if canImport(Glibc)
 import Glibc
-#endif
+import VoipdSystem
+import VoipdVocabulary
 
 /// A UDP socket for SIP: bound to a local address, receiving datagrams from anyone and
 /// sending each message in one datagram to an address. The object owns the descriptor and
 /// closes it when it goes.
 ///
-/// The socket stays in blocking mode and each call says whether to wait (`MSG_DONTWAIT`):
+/// The socket stays in blocking mode and each receive says not to wait (`MSG_DONTWAIT`):
 /// a descriptor passed to another process (voipd holds a duplicate of a VoIP socket) shares
 /// its file status flags, and neither side should change them under the other.
 public final class SIPDatagramSocket {
@@ -23,100 +23,98 @@ public final class SIPDatagramSocket {
     /// The largest datagram received whole; a larger one is reported ``Received/oversized(from:)``.
     public static let maximumDatagramSize = 65_535
 
-    public let fd: Int32
+    public let descriptor: FileDescriptor
+    /// The descriptor's number, to poll it or hand it to voipd.
+    public var fd: Int32 { descriptor.rawValue }
     /// The address it is bound to (with the port the kernel chose for port 0).
     public let localAddress: SIPSocketAddress
 
     /// A socket bound to `address` (port 0 for an ephemeral port).
-    public init(binding address: SIPSocketAddress) throws(SIPSocketError) {
-        let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SIPSocketError("socket") }
-        let bound = address.withSocketAddress { bind(fd, $0, $1) }
-        guard bound == 0 else {
-            let error = SIPSocketError("bind \(address)")
-            close(fd)
-            throw error
-        }
-        do {
-            localAddress = try SIPSocketAddress.of(socket: fd)
+    public convenience init(binding address: SIPSocketAddress) throws(SIPSocketError) {
+        do throws(Errno) {
+            try self.init(owning: Socket.bindUDP(at: address))
         } catch {
-            close(fd)
-            throw error
+            throw SIPSocketError(error)
         }
-        self.fd = fd
     }
 
     /// Takes ownership of a bound datagram socket (one voipd handed back, say).
-    public init(adopting fd: Int32) throws(SIPSocketError) {
-        self.fd = fd
-        do {
-            localAddress = try SIPSocketAddress.of(socket: fd)
+    public convenience init(adopting fd: Int32) throws(SIPSocketError) {
+        do throws(Errno) {
+            try self.init(owning: FileDescriptor(adopting: fd))
         } catch {
-            close(fd)
-            throw error
+            throw SIPSocketError(error)
         }
     }
 
-    deinit { close(fd) }
+    private init(owning descriptor: consuming FileDescriptor) throws(Errno) {
+        guard let local = try Socket.localEndpoint(of: descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname: not IPv4 or IPv6") }
+        localAddress = local
+        self.descriptor = descriptor
+    }
 
     /// The local address the kernel would send from to reach `destination` (a UDP socket
     /// connected for the question, which sends nothing).
     public static func localAddress(toward destination: SIPSocketAddress) throws(SIPSocketError) -> SIPSocketAddress {
         let probe = try SIPDatagramSocket(binding: destination.unspecified)
         try probe.connect(to: destination)
-        return try SIPSocketAddress.of(socket: probe.fd)
+        do throws(Errno) {
+            guard let local = try Socket.localEndpoint(of: probe.descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname") }
+            return local
+        } catch {
+            throw SIPSocketError(error)
+        }
     }
 
     /// Receives only from `peer` from now on, which also makes it the default destination;
     /// the socket is then a connected one (which voipd can hold as a VoIP socket).
     public func connect(to peer: SIPSocketAddress) throws(SIPSocketError) {
-        let result = peer.withSocketAddress { Glibc.connect(fd, $0, $1) }
-        guard result == 0 else { throw SIPSocketError("connect \(peer)") }
+        do throws(Errno) {
+            _ = try Socket.connect(descriptor, to: peer)
+        } catch {
+            throw SIPSocketError(error)
+        }
     }
 
     /// The address it is connected to, if it is.
-    public var connectedPeer: SIPSocketAddress? { try? SIPSocketAddress.of(socket: fd, peer: true) }
+    public var connectedPeer: SIPSocketAddress? {
+        do {
+            return try Socket.peerEndpoint(of: descriptor)
+        } catch {
+            // ENOTCONN: receiving from anyone.
+            return nil
+        }
+    }
 
     /// The next datagram waiting, without blocking.
     public func receive() throws(SIPSocketError) -> Received {
         var buffer = [UInt8](repeating: 0, count: Self.maximumDatagramSize + 1)
-        var storage = sockaddr_storage()
         while true {
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC), $0, &length)
-                    }
-                }
+            let received: IOResult<Socket.Datagram>
+            do throws(Errno) {
+                received = try buffer.withUnsafeMutableBytes { bytes in
+                    Result { () throws(Errno) in try Socket.receiveDatagram(descriptor, into: bytes) }
+                }.get()
+            } catch .connectionRefused {
+                // An ICMP error for an earlier datagram; nothing to read.
+                return .nothing
+            } catch {
+                throw SIPSocketError(error)
             }
-            if count < 0 {
-                switch errno {
-                case EINTR: continue
-                // ECONNREFUSED: an ICMP error for an earlier datagram; nothing to read.
-                case EAGAIN, EWOULDBLOCK, ECONNREFUSED: return .nothing
-                default: throw SIPSocketError("recvfrom")
-                }
-            }
-            let sender = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SIPSocketAddress(socketAddress: $0, length: length) }
-            }
+            guard case .processed(let datagram) = received else { return .nothing }
             // A datagram from an address family we cannot answer is dropped like noise.
-            guard let sender else { continue }
-            guard count <= Self.maximumDatagramSize else { return .oversized(from: sender) }
-            return .datagram(Array(buffer[..<count]), from: sender)
+            guard let sender = datagram.sender else { continue }
+            guard datagram.length <= Self.maximumDatagramSize else { return .oversized(from: sender) }
+            return .datagram(Array(buffer[..<datagram.length]), from: sender)
         }
     }
 
     /// Sends `bytes` as one datagram to `destination`.
     public func send(_ bytes: [UInt8], to destination: SIPSocketAddress) throws(SIPSocketError) {
-        while true {
-            let sent = bytes.withUnsafeBytes { buffer in
-                destination.withSocketAddress { sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), $0, $1) }
-            }
-            if sent >= 0 { return }
-            if errno == EINTR { continue }
-            throw SIPSocketError("sendto \(destination)")
+        do throws(Errno) {
+            try Socket.sendDatagram(descriptor, bytes, to: destination)
+        } catch {
+            throw SIPSocketError(error)
         }
     }
 }

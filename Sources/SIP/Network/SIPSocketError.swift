@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import VoipdSystem
 
 /// A failed system call on a socket, with its errno.
@@ -17,6 +15,11 @@ public struct SIPSocketError: Error, Equatable, Sendable, CustomStringConvertibl
 
     init(_ error: Errno) {
         self.init(error.call, errno: error.rawValue)
+    }
+
+    /// A name that did not resolve: EINVAL, with what the resolver said.
+    init(_ error: AddressResolutionError) {
+        self.init(error.description, errno: EINVAL)
     }
 
     public var description: String { "\(operation): \(String(cString: strerror(errno)))" }

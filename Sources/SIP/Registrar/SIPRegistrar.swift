@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import VoipdSystem
 
 /// An embedded SIP registrar and proxy on TCP and UDP (the same port), for tests and demos
 /// that cannot rely on Kamailio: it behaves like Kamailio with `Deploy/kamailio/kamailio.cfg`.
@@ -66,8 +67,12 @@ public final class SIPRegistrar: @unchecked Sendable {
         defer { lock.unlock() }
         guard let loop else { return }
         if let thread {
-            var byte: UInt8 = 1
-            _ = write(loop.wakeWriter.rawValue, &byte, 1)
+            do {
+                try loop.wakeWriter.writeAll(CollectionOfOne(UInt8(1)))
+            } catch {
+                // A pipe of its own with room for the byte: anything else is a bug.
+                preconditionFailure("the registrar's wake pipe: \(error)")
+            }
             thread.join()
         }
         loop.closeAll()

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import VoipdSystem
 
 /// One accepted TCP connection: its descriptor, the framer for what it sends us, and what
 /// we still have to write to it.
@@ -12,31 +10,43 @@ final class SIPRegistrarConnection {
     }
 
     let id: Int
-    let fd: Int32
+    /// Nil once closed.
+    private var descriptor: FileDescriptor?
     let peer: String
     var framer: SIPStreamFramer
     private var outgoing: [UInt8] = []
 
-    init(id: Int, fd: Int32, maximumMessageSize: Int) {
+    init(id: Int, descriptor: consuming FileDescriptor, maximumMessageSize: Int) {
         self.id = id
-        self.fd = fd
-        self.peer = SIPSocket.peerName(fd)
+        self.peer = SIPSocket.peerName(descriptor)
+        self.descriptor = consume descriptor
         self.framer = SIPStreamFramer(maximumMessageSize: maximumMessageSize)
     }
+
+    /// The descriptor's number, to poll it; -1 (which poll skips) once closed.
+    var fd: Int32 { onDescriptor { $0.rawValue } ?? -1 }
 
     var wantsToWrite: Bool { !outgoing.isEmpty }
 
     /// Reads what is available into the framer.
     func read() -> ReadOutcome {
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if count > 0 {
+        let received: IOResult<Int>?
+        do throws(Errno) {
+            received = try onDescriptor { descriptor throws(Errno) in
+                try chunk.withUnsafeMutableBytes { bytes in Result { () throws(Errno) in try Socket.receive(descriptor, into: bytes) } }.get()
+            }
+        } catch {
+            return .closed("\(error)")
+        }
+        switch received {
+        case .none: return .closed("closed")
+        case .wouldBlock: return .wouldBlock
+        case .processed(0): return .closed("peer closed the connection")
+        case .processed(let count):
             framer.append(chunk[..<count])
             return .data
         }
-        if count == 0 { return .closed("peer closed the connection") }
-        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wouldBlock }
-        return .closed(SIPSocketError("recv").description)
     }
 
     /// Queues bytes and writes as much as the socket takes; nil, or why the connection failed.
@@ -48,19 +58,32 @@ final class SIPRegistrarConnection {
     /// Writes queued bytes until the socket would block; nil, or why the connection failed.
     func flush() -> String? {
         while !outgoing.isEmpty {
-            let count = outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count > 0 {
-                outgoing.removeFirst(count)
-            } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-                return nil
-            } else {
-                return SIPSocketError("send").description
+            let sent: IOResult<Int>?
+            do throws(Errno) {
+                sent = try onDescriptor { descriptor throws(Errno) in
+                    try outgoing.withUnsafeBytes { bytes in Result { () throws(Errno) in try Socket.send(descriptor, some: bytes) } }.get()
+                }
+            } catch {
+                return "\(error)"
+            }
+            switch sent {
+            case .none: return "closed"
+            case .wouldBlock: return nil
+            case .processed(let count): outgoing.removeFirst(count)
             }
         }
         return nil
     }
 
+    /// What `body` does with the descriptor; nil once it is closed.
+    private func onDescriptor<Value, Failure: Error>(_ body: (borrowing FileDescriptor) throws(Failure) -> Value) throws(Failure) -> Value? {
+        switch descriptor {
+        case .some(let descriptor): try body(descriptor)
+        case .none: nil
+        }
+    }
+
     func close() {
-        _ = Glibc.close(fd)
+        descriptor = nil
     }
 }

@@ -41,16 +41,15 @@ final class SIPRegistrarLoop: @unchecked Sendable {
         host: String, port: UInt16, maximumMessageSize: Int, maximumExpires: Int, timers: SIPTimerValues,
         observer: SIPRegistrar.Observer?
     ) throws(SIPSocketError) {
-        let (listenerNumber, datagrams) = try Self.bindBoth(host: host, port: port)
-        let listener = FileDescriptor(adopting: listenerNumber)
+        let bound = try Self.bindBoth(host: host, port: port)
+        let datagrams = bound.datagrams
         let wake: DescriptorPair
         do throws(Errno) {
-            try listener.setNonBlocking()
             wake = try makePipe()
         } catch {
             throw SIPSocketError(error)
         }
-        self.listener = listener
+        self.listener = bound.listener
         self.datagrams = datagrams
         self.port = datagrams.localAddress.port
         self.wakeReader = wake.first
@@ -63,17 +62,23 @@ final class SIPRegistrarLoop: @unchecked Sendable {
 
     // TCP and UDP on the same port, as SIP servers listen. With port 0 the kernel picks the
     // TCP port, which may be taken for UDP: then another is tried.
-    private static func bindBoth(host: String, port: UInt16) throws(SIPSocketError) -> (Int32, SIPDatagramSocket) {
+    private struct BoundSockets: ~Copyable {
+        var listener: FileDescriptor
+        let datagrams: SIPDatagramSocket
+    }
+
+    private static func bindBoth(host: String, port: UInt16) throws(SIPSocketError) -> BoundSockets {
         var attempts = port == 0 ? 16 : 1
         while true {
-            let (listener, boundPort) = try SIPSocket.listen(host: host, port: port)
+            let listener = try SIPSocket.listen(host: host, port: port)
             do throws(SIPSocketError) {
-                guard let address = SIPSocketAddress(numericHost: host, port: boundPort) else {
-                    throw SIPSocketError("inet_pton \(host)", errno: EINVAL)
+                guard let address = SIPSocketAddress(numericHost: host, port: try SIPSocket.localPort(listener)) else {
+                    throw SIPSocketError("\(host) is not a numeric address", errno: EINVAL)
                 }
-                return (listener, try SIPDatagramSocket(binding: address))
+                let datagrams = try SIPDatagramSocket(binding: address)
+                return BoundSockets(listener: listener, datagrams: datagrams)
             } catch {
-                Glibc.close(listener)
+                // The listener closes as the loop turns.
                 attempts -= 1
                 guard error.errno == EADDRINUSE, attempts > 0 else { throw error }
             }
@@ -92,9 +97,10 @@ final class SIPRegistrarLoop: @unchecked Sendable {
             descriptors += order.map { connection in
                 pollfd(fd: connection.fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0)
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), Self.timeout(until: transactions.nextDeadline()))
-            if ready < 0 {
-                if errno == EINTR { continue }
+            do throws(Errno) {
+                // An interruption is a turn with nothing ready.
+                _ = try poll(&descriptors, timeoutMilliseconds: Self.timeout(until: transactions.nextDeadline()))
+            } catch {
                 return
             }
             if descriptors[0].revents != 0 { return }
@@ -132,7 +138,7 @@ final class SIPRegistrarLoop: @unchecked Sendable {
                 // again; a note per turn would flood the observer.
                 return
             }
-            let connection = SIPRegistrarConnection(id: nextConnectionID, fd: accepted.release(), maximumMessageSize: maximumMessageSize)
+            let connection = SIPRegistrarConnection(id: nextConnectionID, descriptor: accepted, maximumMessageSize: maximumMessageSize)
             nextConnectionID += 1
             connections[connection.id] = connection
             router.flowTransports[connection.id] = .tcp

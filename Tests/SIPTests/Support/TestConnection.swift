@@ -2,30 +2,39 @@
 import Glibc
 #endif
 @testable import SIP
+import VoipdSystem
 
 /// A blocking TCP connection to 127.0.0.1 that reads framed SIP messages with poll() deadlines.
 final class TestConnection {
-    let fd: Int32
+    /// Nil once closed.
+    private var descriptor: FileDescriptor?
+    var fd: Int32 {
+        switch descriptor {
+        case .some(let descriptor): descriptor.rawValue
+        case .none: -1
+        }
+    }
     private var framer = SIPStreamFramer()
     private var queue: [SIPStreamItem] = []
     private(set) var isOpen = true
 
     init(port: UInt16) throws {
-        fd = try SIPSocket.connect(host: "127.0.0.1", port: port)
+        descriptor = try SIPSocket.connect(host: "127.0.0.1", port: port)
     }
 
-    deinit { close() }
-
-    func localPort() throws -> UInt16 { try SIPSocket.localPort(fd) }
+    func localPort() throws -> UInt16 {
+        switch descriptor {
+        case .some(let descriptor): try Socket.localPort(descriptor)
+        case .none: throw TestFailure("the connection is closed")
+        }
+    }
 
     func send(_ message: SIPMessage) throws { try sendBytes(message.serialized()) }
 
     func sendBytes(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw SIPSocketError("send") }
-            offset += count
+        switch descriptor {
+        case .some(let descriptor): try Socket.sendAll(descriptor, bytes)
+        case .none: throw TestFailure("the connection is closed")
         }
     }
 
@@ -77,9 +86,8 @@ final class TestConnection {
     }
 
     func close() {
-        guard isOpen else { return }
         isOpen = false
-        _ = Glibc.close(fd)
+        descriptor = nil
     }
 }
 
