@@ -42,8 +42,11 @@ let package = Package(
         // Pure: the sockets and activity samples come from VoipdSystem (docs/LIFECYCLE.md,
         // "Adopted programs").
         .target(name: "VoipdAdoption", dependencies: ["VoipdVocabulary"]),
+        // What the daemon runs with: the configuration file, the apps' manifests, the command
+        // line, and their validation (docs/CONFIGURATION.md). Values; reads files, nothing else.
+        .target(name: "VoipdConfiguration", dependencies: ["VoipdLifecycle", "VoipdProtocol", "VoipdSystem", "VoipdAdoption", "VoipdTransfers", "VoipdVocabulary"]),
         // The daemon: one thread, one epoll loop, performing the state machine's actions.
-        .target(name: "VoipdDaemon", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary", "VoipdAdoption",
+        .target(name: "VoipdDaemon", dependencies: ["VoipdConfiguration", "VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdLifecycle", "VoipdVocabulary", "VoipdAdoption",
                                                     "VoipdTransfers", "VoipdTransferService"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
@@ -78,7 +81,7 @@ let package = Package(
         .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
-        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
+        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdConfiguration", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdSystem", "VoipdTestSupport", "VoipdVocabulary"]),
         .testTarget(
             name: "VoipdIntegrationTests",

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+@testable import VoipdConfiguration
 @testable import VoipdDaemon
 import VoipdLifecycle
 import VoipdSystem

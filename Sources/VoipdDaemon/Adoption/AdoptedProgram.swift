@@ -2,22 +2,6 @@ import VoipdAdoption
 import VoipdProtocol
 import VoipdVocabulary
 
-/// How a program is adopted: from its manifest (`adopt`, `quiet`, `keepAliveSeconds`) or
-/// from `voipctl launch --adopt RULE`.
-public struct AdoptionSettings: Sendable, Equatable {
-    public var policy: AdoptionPolicy
-    public var thresholds: QuietThresholds
-    /// How often it is resumed so that its own timers (re-registration) run; nil: the
-    /// keep-alive minimum. Never less than the minimum.
-    public var keepAlive: Duration?
-
-    public init(policy: AdoptionPolicy, thresholds: QuietThresholds = QuietThresholds(), keepAlive: Duration? = nil) {
-        self.policy = policy
-        self.thresholds = thresholds
-        self.keepAlive = keepAlive
-    }
-}
-
 /// What voipd knows of one adopted program: the copies it holds of the program's VoIP
 /// sockets, what its last look found, and the quiet detector fed while it runs in the
 /// background. Lives with the app's record; a relaunched process starts from nothing.

@@ -11,14 +11,9 @@ extension Daemon {
     /// The longest keep-alive timeout accepted, in seconds: a year.
     static let longestKeepAlive: Double = 365 * 24 * 3600
 
-    /// Names of apps and sockets: short, printable, no path separators.
+    /// Names of apps and sockets: short, printable, no path separators (``NameRule``).
     static func validateName(_ name: String, what: String) throws(ProtocolError) {
-        let allowed = name.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d || c == 0x5f || c == 0x2e || c == 0x40
-        }
-        guard !name.isEmpty, name.utf8.count <= 64, allowed, name != ".", name != ".." else {
-            throw ProtocolError(.invalidName, "\(what) name \"\(name)\" must be 1–64 characters of A–Z a–z 0–9 . _ - @")
-        }
+        try NameRule.check(name, what: what)
     }
 
     /// The app a connection identified as; a request that needs one without it is refused.

@@ -24,16 +24,10 @@ struct KeepAliveCoverage: Equatable {
         }
         let cause = "\(need), but the shortest keep-alive it may have is \(Self.seconds(minimum))"
         guard reachableFor < floor else {
-            return "\(cause): \(gap); give its manifest \"keepAliveMinimum\": \(Self.number(reachableFor.rounded(.down))) (at least keepAliveFloor, \(Self.seconds(floor)))"
+            return "\(cause): \(gap); give its manifest \"keepAliveMinimum\": \(SecondsFormat.tenths(reachableFor.rounded(.down))) (at least keepAliveFloor, \(Self.seconds(floor)))"
         }
         return "\(cause), and no manifest may go below keepAliveFloor (\(Self.seconds(floor))): \(gap); make what it renews last longer (its registrar's grant), or lower keepAliveFloor"
     }
 
-    /// A number of seconds to a tenth, without a trailing ".0".
-    static func number(_ value: Double) -> String {
-        let tenths = (value * 10).rounded() / 10
-        return tenths == tenths.rounded() && abs(tenths) < 1e15 ? String(Int(tenths)) : "\(tenths)"
-    }
-
-    static func seconds(_ value: Double) -> String { "\(number(value)) s" }
+    static func seconds(_ value: Double) -> String { "\(SecondsFormat.tenths(value)) s" }
 }

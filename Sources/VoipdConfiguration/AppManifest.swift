@@ -131,7 +131,7 @@ public enum ManifestCatalog {
         func fail(_ key: String, _ message: String) -> ConfigurationError { ConfigurationError(file: path, key: key, message) }
         let fileName = String(path.split(separator: "/").last ?? "").replacing(".json", with: "")
         let name = manifest.name ?? fileName
-        do { try Daemon.validateName(name, what: "app") } catch { throw fail("name", error.message) }
+        do { try NameRule.check(name, what: "app") } catch { throw fail("name", error.message) }
         guard !manifest.command.isEmpty else { throw fail("command", "must not be empty") }
         if let directory = manifest.workingDirectory, !directory.hasPrefix("/") {
             throw fail("workingDirectory", "must be an absolute path, not \(directory)")
@@ -165,7 +165,7 @@ public enum ManifestCatalog {
             // In the app's own seconds, as its keep-alive requests are.
             let floor = timings.keepAliveFloor.seconds / timeScale
             guard minimum >= floor, minimum <= LifecycleTimings.longest.seconds else {
-                throw fail("keepAliveMinimum", "must be \(KeepAliveCoverage.number(floor))…\(Int(LifecycleTimings.longest.seconds)) seconds (from the daemon's keepAliveFloor to a year), not \(minimum)")
+                throw fail("keepAliveMinimum", "must be \(SecondsFormat.tenths(floor))…\(Int(LifecycleTimings.longest.seconds)) seconds (from the daemon's keepAliveFloor to a year), not \(minimum)")
             }
         }
         let policy = AppPolicy(exitsOnSuspend: manifest.exitsOnSuspend ?? false, canLaunch: true, relaunchOnData: relaunch == "onData",
@@ -207,7 +207,7 @@ public enum ManifestCatalog {
     }
 
     /// A user by name or uid (getpwnam_r / getpwuid_r).
-    static func lookUpAccount(_ user: String) -> ResolvedManifest.Account? {
+    public static func lookUpAccount(_ user: String) -> ResolvedManifest.Account? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16384)
