@@ -33,58 +33,78 @@ struct DaemonFreezerTests {
     }
 
     func freezesLaunchedApp(_ version: CgroupVersion) throws {
-        let scratch = try ScratchCgroup(version)
-        let directory = try makeTemporaryDirectory("voipd-freezer-config")
-        defer {
-            removeTree(directory)
-            #expect(scratch.tearDown() == [], "cgroups left behind")
-        }
-        let configuration = try Self.freezerConfiguration(in: directory, scratch)
-        let harness = try DaemonHarness(arguments: ["--config", configuration])
-        defer { harness.stop() }
-        let backend = "cgroup \(version.rawValue) freezer"
-        #expect(harness.log.contains("\(backend) in \(scratch.path)/voipd"), "\(harness.log)")
+        try Self.withFreezerDaemon(version) { harness, scratch, _ in
+            let backend = "cgroup \(version.rawValue) freezer"
+            #expect(harness.log.contains("\(backend) in \(scratch.path)/voipd"), "\(harness.log)")
 
-        let peer = try harness.makePeer()
-        // It keeps each wake open (no ack) so the test sees it running.
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        let cgroup = scratch.path + "/voipd/app-phone"
-        #expect(try harness.status("phone").suspension == backend)
-        let membership = version == .v2 ? "0::" : "freezer:"
-        #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("\(membership)\(scratch.cgroupPath(of: cgroup))\n"))
+            let peer = try harness.makePeer()
+            // It keeps each wake open (no ack) so the test sees it running.
+            let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+            let cgroup = scratch.path + "/voipd/app-phone"
+            #expect(try harness.status("phone").suspension == backend)
+            let membership = version == .v2 ? "0::" : "freezer:"
+            #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("\(membership)\(scratch.cgroupPath(of: cgroup))\n"))
 
-        try WakePathTests.suspend(harness, app)
-        #expect(Self.frozen(cgroup, version))
-        #expect(processState(app.pid) == (version == .v2 ? "S" : "D"), "frozen, not stopped")
+            try WakePathTests.suspend(harness, app)
+            #expect(Self.frozen(cgroup, version))
+            #expect(processState(app.pid) == (version == .v2 ? "S" : "D"), "frozen, not stopped")
 
-        // Someone else's SIGCONT resumes nothing: voipd's record and the kernel's agree.
-        #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
-        observe(for: .milliseconds(100))
-        #expect(Self.frozen(cgroup, version))
-        #expect(try harness.status("phone").state == .suspended)
+            // Someone else's SIGCONT resumes nothing: voipd's record and the kernel's agree.
+            #expect(try runToEnd(["/bin/kill", "-CONT", "\(app.pid)"]) == .exited(0))
+            observe(for: .milliseconds(100))
+            #expect(Self.frozen(cgroup, version))
+            #expect(try harness.status("phone").state == .suspended)
 
-        for when in ["before", "after"] {
-            if when == "after" {
-                // The new program reopens the cgroup it finds the app in.
-                _ = try harness.control.upgrade()
-                #expect(try harness.status("phone").suspension == backend)
-                #expect(Self.frozen(cgroup, version), "still frozen across the upgrade")
+            for when in ["before", "after"] {
+                if when == "after" {
+                    // The new program reopens the cgroup it finds the app in.
+                    _ = try harness.control.upgrade()
+                    #expect(try harness.status("phone").suspension == backend)
+                    #expect(Self.frozen(cgroup, version), "still frozen across the upgrade")
+                }
+                let invite = "INVITE \(when) the upgrade"
+                try remote.write(invite)
+                let event = try app.expectEvent(.voipSocketReadable)
+                #expect(try app.expectRead("sip") == .data(invite))
+                #expect(!Self.frozen(cgroup, version), "thawed for the wake")
+                try app.send(.acknowledge(eventID: event.id))
+                try harness.waitForState("phone", .suspended)
+                #expect(Self.frozen(cgroup, version), "voipd says suspended once the freeze is confirmed")
             }
-            let invite = "INVITE \(when) the upgrade"
-            try remote.write(invite)
-            let event = try app.expectEvent(.voipSocketReadable)
-            #expect(try app.expectRead("sip") == .data(invite))
-            #expect(!Self.frozen(cgroup, version), "thawed for the wake")
-            try app.send(.acknowledge(eventID: event.id))
-            try harness.waitForState("phone", .suspended)
-            #expect(Self.frozen(cgroup, version), "voipd says suspended once the freeze is confirmed")
-        }
 
-        // Its end (a SIGKILL while frozen: cgroup.kill) takes the cgroup with it.
-        try harness.control.command(.kill, "phone")
-        try harness.waitForState("phone", .terminated)
-        try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
-        #expect(try harness.status("phone").suspension == nil)
+            // Its end (a SIGKILL while frozen: cgroup.kill) takes the cgroup with it.
+            try harness.control.command(.kill, "phone")
+            try harness.waitForState("phone", .terminated)
+            try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
+            #expect(try harness.status("phone").suspension == nil)
+        }
+    }
+
+    @Test("a frozen app killed from outside ends; data relaunches it into its app's cgroup, with its socket and the data, and it is frozen again",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func relaunchAfterAKillWhileFrozen() throws {
+        try Self.withFreezerDaemon(.v2) { harness, scratch, directory in
+            let peer = try harness.makePeer()
+            let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+            try WakePathTests.suspend(harness, app)
+            let cgroup = scratch.path + "/voipd/app-phone"
+            #expect(Self.frozen(cgroup))
+            // A frozen task still takes SIGKILL.
+            kill(app.pid, SIGKILL)
+            try harness.waitForState("phone", .terminated)
+
+            try remote.write("INVITE")
+            let relaunched = try harness.acceptApp("phone")
+            #expect(relaunched.pid != app.pid)
+            #expect(relaunched.hello?.restored == ["sip"])
+            #expect((ProcFS.read("/proc/\(relaunched.pid)/cgroup") ?? "").contains("0::\(scratch.cgroupPath(of: cgroup))\n"), "started in its app's cgroup")
+            _ = try relaunched.expectEvent(.voipSocketReadable)
+            #expect(try relaunched.expectRead("sip") == .data("INVITE"))
+            try harness.waitForState("phone", .suspended)
+            #expect(Self.frozen(cgroup))
+            #expect(processState(relaunched.pid) == "S", "frozen, not stopped")
+            #expect(try harness.status("phone").launches == 2)
+        }
     }
 
     /// A program with a thread that spends nearly all its time in the kernel, populating
@@ -112,25 +132,33 @@ struct DaemonFreezerTests {
     @Test("a freeze the kernel completes only after voipd's re-reads (a thread inside a long madvise) is confirmed by cgroup.events' EPOLLPRI in voipd's loop",
           .enabled(if: ScratchCgroup.availableOrCI(.v2) && (toolExists("/usr/bin/python3") || runningUnderCI), "needs root, a cgroup2 mount and python3"))
     func slowFreezeConfirmedByNotification() throws {
-        let scratch = try ScratchCgroup(.v2)
+        try Self.withFreezerDaemon(.v2) { harness, scratch, directory in
+            let output = directory + "/populate.out"
+            let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
+            _ = try harness.control.launch(["/usr/bin/python3", "-c", Self.slowToFreeze], name: "populate", speaksProtocol: false, output: file.rawValue)
+            try waitForText("populating", in: output)
+            let cgroup = scratch.path + "/voipd/app-populate"
+
+            _ = try harness.control.command(.background, "populate")
+            try harness.waitForState("populate", .suspended)
+            #expect(Self.frozen(cgroup), "voipd says suspended once the kernel says frozen")
+            #expect(harness.log.contains("populate: freeze not done after \(FreezeConfirmation.v2Rereads) looks; waiting for the kernel's notification"),
+                    "the freeze was confirmed before the re-reads ended: the notification was not what confirmed it\n\(harness.log.suffix(3000))")
+        }
+    }
+
+    /// A voipd with the freezer in a scratch cgroup of `version`, for `body`; everything torn
+    /// down after it, and the test fails if a cgroup is left behind.
+    static func withFreezerDaemon(_ version: CgroupVersion, _ body: (DaemonHarness, ScratchCgroup, _ directory: String) throws -> Void) throws {
+        let scratch = try ScratchCgroup(version)
         let directory = try makeTemporaryDirectory("voipd-freezer-config")
         defer {
             removeTree(directory)
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
-        let harness = try DaemonHarness(arguments: ["--config", try Self.freezerConfiguration(in: directory, scratch)])
+        let harness = try DaemonHarness(arguments: ["--config", try freezerConfiguration(in: directory, scratch)])
         defer { harness.stop() }
-        let output = directory + "/populate.out"
-        let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
-        _ = try harness.control.launch(["/usr/bin/python3", "-c", Self.slowToFreeze], name: "populate", speaksProtocol: false, output: file.rawValue)
-        try waitForText("populating", in: output)
-        let cgroup = scratch.path + "/voipd/app-populate"
-
-        _ = try harness.control.command(.background, "populate")
-        try harness.waitForState("populate", .suspended)
-        #expect(Self.frozen(cgroup), "voipd says suspended once the kernel says frozen")
-        #expect(harness.log.contains("populate: freeze not done after \(FreezeConfirmation.v2Rereads) looks; waiting for the kernel's notification"),
-                "the freeze was confirmed before the re-reads ended: the notification was not what confirmed it\n\(harness.log.suffix(3000))")
+        try body(harness, scratch, directory)
     }
 
     /// A configuration file in `directory` with the freezer's directory under `scratch`.
@@ -194,9 +222,9 @@ struct DaemonFreezerTests {
         #expect(!Self.frozen(cgroup))
     }
 
-    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there; it keeps its cgroup; nothing stays frozen",
-          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
-    func restartForSignalsThawsByRecord() throws {
+    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there (found by the state file alone, or by the fd store); it keeps its cgroup; nothing stays frozen",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"), arguments: [false, true])
+    func restartForSignalsThawsByRecord(withStore: Bool) throws {
         let scratch = try ScratchCgroup(.v2)
         let rig = try ServiceRig()
         defer {
@@ -210,11 +238,15 @@ struct DaemonFreezerTests {
         try RestartRecoveryTests.suspend("phone", control, follower)
         let cgroup = scratch.path + "/voipd/app-phone"
         #expect(Self.frozen(cgroup))
+        if withStore {
+            try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
+        }
         try RestartRecoveryTests.crash(first)
 
         // The new voipd has no freezer of its own: only the record says where the app is frozen.
         let signals = try Self.configuration(#"{"suspension": "signal"}"#, in: rig.directory, named: "signals.json")
-        let second = try RestartRecoveryTests.start(rig, arguments: ["--config", signals])
+        let stored = withStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
+        let second = try RestartRecoveryTests.start(rig, passing: stored, arguments: ["--config", signals])
         #expect(rig.log.contains("suspension by SIGSTOP"), "\(rig.log)")
         #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         #expect(!Self.frozen(cgroup), "thawed by the record")
