@@ -42,7 +42,18 @@ struct AdoptedDaemonizerTests {
           .enabled(if: ScratchCgroup.availableOrCI(.v2) && (toolExists("/usr/bin/python3") || runningUnderCI), "needs root, a cgroup2 mount and python3"),
           .timeLimit(.minutes(2)))
     func doubleForkedHelper() throws {
-        let scratch = try ScratchCgroup(.v2)
+        try doubleForkedHelper(.v2)
+    }
+
+    @Test("the same with cgroup v1's freezer hierarchy (tasks frozen in D)",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1) && (toolExists("/usr/bin/python3") || runningUnderCI), "needs root, a cgroup v1 freezer mount and python3"),
+          .timeLimit(.minutes(2)))
+    func doubleForkedHelperV1() throws {
+        try doubleForkedHelper(.v1)
+    }
+
+    func doubleForkedHelper(_ version: CgroupVersion) throws {
+        let scratch = try ScratchCgroup(version)
         let directory = try makeTemporaryDirectory("voipd-daemonizer")
         defer {
             removeTree(directory)
@@ -75,16 +86,17 @@ struct AdoptedDaemonizerTests {
         _ = try harness.control.command(.background, "detacher")
         try harness.waitForState("detacher", .suspended, timeout: .seconds(30))
         let status = try harness.status("detacher")
-        #expect(status.suspension == "cgroup v2 freezer")
+        #expect(status.suspension == "cgroup \(version.rawValue) freezer")
         #expect(status.voipSockets == 1 && status.adoption?.adopted.first?.contains(":\(port)") == true,
                 "the helper's socket adopted through the cgroup: \(String(describing: status.adoption))")
         #expect(status.adoption?.warning == nil, "\(String(describing: status.adoption))")
 
-        // Every task of both processes frozen: in the freezer's wait (S), and none runs.
-        #expect(DaemonFreezerTests.frozen(cgroup))
+        // Every task of both processes frozen: in the freezer's wait (v2 S, v1 D), and none runs.
+        #expect(DaemonFreezerTests.frozen(cgroup, version))
         let tasks = VoipdIntegrationTests.tasks(of: [program, helper])
         #expect(tasks.count == 4, "two threads in each process: \(tasks)")
-        for task in tasks { #expect(taskState(pid: task.pid, tid: task.tid) == "S", "task \(task) frozen, not stopped") }
+        let frozenState: Character = version == .v2 ? "S" : "D"
+        for task in tasks { #expect(taskState(pid: task.pid, tid: task.tid) == frozenState, "task \(task) frozen, not stopped") }
         let before = tasks.map { TaskCPU(pid: $0.pid, tid: $0.tid) }
         observe(for: .milliseconds(500))
         for (task, was) in zip(tasks, before) {
@@ -104,7 +116,7 @@ struct AdoptedDaemonizerTests {
         }
         // Quiet again: frozen again, the same two processes, the socket still held once.
         try harness.waitForState("detacher", .suspended, timeout: .seconds(30))
-        #expect(DaemonFreezerTests.frozen(cgroup))
+        #expect(DaemonFreezerTests.frozen(cgroup, version))
         #expect(Set(try ProcessTree.inCgroup(cgroup, limit: 64).processes) == [program, helper])
         #expect(try harness.status("detacher").voipSockets == 1)
     }
