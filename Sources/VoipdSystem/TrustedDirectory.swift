@@ -100,6 +100,29 @@ public struct TrustedDirectory: ~Copyable {
         _ = try valueOrErrno("rename(\(temporary), \(name))") { renameat(descriptor.rawValue, temporary, descriptor.rawValue, name) }
     }
 
+    /// Opens the file `name` (made, mode 0600, if missing) and takes an exclusive lock on it
+    /// (`flock(LOCK_EX | LOCK_NB)`); then writes `content` in it (who holds it). The lock
+    /// belongs to the open file description: it lasts while the descriptor (or a copy made
+    /// by `dup` or `fork`) is open, across an exec that keeps it, and ends when the holder
+    /// dies. Nil when another open file description holds it. The file must be a regular
+    /// file of this user, like a file ``read(_:limit:)`` reads.
+    public func lockExclusively(_ name: String, writing content: [UInt8]) throws -> FileDescriptor? {
+        let filePath = "\(path)/\(name)"
+        let file = try open(name, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+        let info = try fileStatus(of: file)
+        guard info.st_mode & S_IFMT == S_IFREG else { throw UntrustedPath(path: filePath, reason: "not a regular file") }
+        guard info.st_uid == geteuid() else { throw UntrustedPath(path: filePath, reason: "owned by uid \(info.st_uid), not uid \(geteuid())") }
+        let fd = file.rawValue
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = Errno.current("flock(\(filePath))")
+            if error == .wouldBlock { return nil }
+            throw error
+        }
+        _ = try valueOrErrno("ftruncate(\(filePath))") { ftruncate(fd, 0) }
+        try file.writeAll(content)
+        return file
+    }
+
     /// Removes the file `name`, if it is there.
     public func remove(_ name: String) throws(Errno) {
         do {

@@ -106,10 +106,19 @@ public final class Daemon {
         var socketActivated = false
         var boundControlSocket = false
         let listener: FileDescriptor
+        let stateFile: StateFile?
         if let snapshot {
             // An in-place upgrade: the old program's listening socket, still open.
             listener = FileDescriptor(adopting: snapshot.listener)
             try listener.setCloseOnExec()
+            // And its lock, unless it had none (an older program): taken now.
+            do {
+                stateFile = try Self.openStateFile(self.configuration, log: log, carriedLock: snapshot.stateLock)
+            } catch {
+                // Not a reason to fail the upgrade: that would leave its apps stopped.
+                log.error("no state file: \(error)")
+                stateFile = nil
+            }
         } else if let control = activated.takeControlSocket() {
             // Socket activation: the service manager bound it, and keeps it across restarts.
             listener = control
@@ -120,7 +129,10 @@ public final class Daemon {
             if let path = try Socket.unixPath(of: listener), path != self.configuration.socketPath {
                 self.configuration.socketPath = path
             }
+            stateFile = try Self.openStateFile(self.configuration, log: log)
         } else {
+            // Locked first: a voipd that must not start leaves the running one's socket alone.
+            stateFile = try Self.openStateFile(configuration, log: log)
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true
         }
@@ -131,7 +143,7 @@ public final class Daemon {
         setUpMemoryPressureTrigger()
         if socketActivated { log.notice("control socket passed by the service manager (socket activation)") }
         loadManifests()
-        persistence.stateFile = openStateFile()
+        persistence.stateFile = stateFile
         if let snapshot { try restore(snapshot) }
         // Records, then the processes still running (so their data does not start a second
         // copy beside them), then the sockets. The service manager's store first, then the

@@ -7,10 +7,13 @@ import VoipdVocabulary
 /// The state file: what this voipd writes down about its apps, and what it takes back at
 /// start from one that died (``RecoveryState``).
 extension Daemon {
-    /// Opens the state file's directory: the configured one, else the control socket's.
-    /// A directory someone other than root or voipd's user could write is refused, and
-    /// voipd runs without a state file, saying so.
-    func openStateFile() -> StateFile? {
+    /// Opens the state file's directory (the configured one, else the control socket's) and
+    /// takes the state file's lock, or adopts `carriedLock`, the lock an in-place upgrade
+    /// carried over. A directory someone other than root or voipd's user could write is
+    /// refused, and voipd runs without a state file, saying so. A lock another voipd holds
+    /// is ``StateFileInUse``: that voipd still runs, and this one must not start beside it
+    /// (it is taken before the control socket is bound, so that the other's stays).
+    static func openStateFile(_ configuration: DaemonConfiguration, log: Logger, carriedLock: CInt? = nil) throws -> StateFile? {
         let directory: String
         switch configuration.stateDirectory {
         case "":
@@ -23,12 +26,43 @@ extension Daemon {
             directory = parent.isEmpty ? "/" : parent
         }
         do {
-            return StateFile(directory: try TrustedDirectory(path: directory), name: StateFile.name(forSocket: configuration.socketPath))
+            return try lockedStateFile(in: directory, name: StateFile.name(forSocket: configuration.socketPath), carriedLock: carriedLock)
+        } catch let error as StateFileInUse {
+            throw error
         } catch {
             log.error("""
                 no state file, so apps a crash of voipd leaves stopped cannot be resumed by the next voipd: \(error); \
                 set stateDirectory to a directory only root or uid \(geteuid()) can write
                 """)
+            return nil
+        }
+    }
+
+    /// The state file `name` in `path`, with its lock: the carried one, else taken now.
+    private static func lockedStateFile(in path: String, name: String, carriedLock: CInt?) throws -> StateFile {
+        // Owned at once: closed if the file is not kept.
+        var carried = carriedLock.map(FileDescriptor.init(adopting:))
+        let directory = try TrustedDirectory(path: path)
+        if let lock = carried.take() {
+            try lock.setCloseOnExec()
+            return StateFile(directory: directory, name: name, lock: lock)
+        }
+        let lockName = StateFile.lockName(for: name)
+        guard let lock = try directory.lockExclusively(lockName, writing: Array("\(getpid())\n".utf8)) else {
+            throw StateFileInUse(path: directory.path + "/" + name, lockPath: directory.path + "/" + lockName,
+                                 holder: lockHolder(directory, lockName))
+        }
+        return StateFile(directory: directory, name: name, lock: lock)
+    }
+
+    /// The pid the lock file names, for the message that says who holds it.
+    private static func lockHolder(_ directory: borrowing TrustedDirectory, _ lockName: String) -> String? {
+        do {
+            guard let content = try directory.read(lockName, limit: 64) else { return nil }
+            let digits = String(decoding: content.prefix { (0x30...0x39).contains($0) }, as: UTF8.self)
+            return digits.isEmpty ? nil : digits
+        } catch {
+            // Only the message needs it: a file that cannot be read names no one.
             return nil
         }
     }

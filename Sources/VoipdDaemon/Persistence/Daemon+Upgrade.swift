@@ -65,6 +65,7 @@ extension Daemon {
     /// Every descriptor an upgrade carries over to the new program, lent to `body` by its owner.
     private func forEachCarriedDescriptor(_ body: (borrowing FileDescriptor) throws(Errno) -> Void) throws(Errno) {
         try body(clients.listener)
+        if let stateFile = persistence.stateFile { try body(stateFile.lock) }
         for client in clients.values {
             try body(client.descriptor)
             for (_, descriptors) in client.outbound { try descriptors.forEach(body) }
@@ -78,7 +79,7 @@ extension Daemon {
 
     private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
-            listener: clients.listener.rawValue, clientTable: clients.state, persistence: persistence.state, locked: locked,
+            listener: clients.listener.rawValue, stateLock: persistence.stateFile?.lock.rawValue, clientTable: clients.state, persistence: persistence.state, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
             heldSockets: registry.all.map { DaemonSnapshot.Held(descriptor: $0.descriptor.rawValue, state: $0.state) },

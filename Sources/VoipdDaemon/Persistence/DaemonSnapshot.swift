@@ -17,8 +17,8 @@ struct DaemonSnapshot: Codable {
     /// field added, renamed or retyped, here or in what is encoded with it, such as
     /// `AppLifecycle` or a record's `State`): a snapshot of another format is refused, never
     /// misread. Format 1 had no number; format 3 keeps each record's own state; format 4 the
-    /// client table's and persistence's.
-    static let currentFormat = 4
+    /// client table's and persistence's; format 5 the state file's lock.
+    static let currentFormat = 5
 
     var format = DaemonSnapshot.currentFormat
 
@@ -78,6 +78,8 @@ struct DaemonSnapshot: Codable {
     }
 
     var listener: CInt
+    /// The lock on the state file (``StateFile/lock``), if it has one.
+    var stateLock: CInt?
     var clientTable: ClientTable.State
     var persistence: Persistence.State
     var locked: Bool

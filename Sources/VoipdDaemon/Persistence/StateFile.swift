@@ -13,6 +13,9 @@ final class StateFile {
 
     let directory: TrustedDirectory
     let name: String
+    /// The lock on `NAME.lock` beside the file, held for the daemon's life (an in-place
+    /// upgrade carries it over): one voipd at a time writes the file.
+    let lock: FileDescriptor
     /// Something the file records has changed since it was last written.
     var isStale = true
     /// The processes the file on disk names.
@@ -22,12 +25,19 @@ final class StateFile {
     /// A failure to write is logged once, until a write succeeds again.
     var failing = false
 
-    init(directory: consuming TrustedDirectory, name: String) {
+    init(directory: consuming TrustedDirectory, name: String, lock: consuming FileDescriptor) {
         self.directory = directory
         self.name = name
+        self.lock = lock
     }
 
     var path: String { directory.path + "/" + name }
+
+    /// The lock file's name for a state file's: `voipd.state` → `voipd.lock`. It holds the
+    /// pid of the voipd that has it.
+    static func lockName(for name: String) -> String {
+        String(name.dropLast(".state".count)) + ".lock"
+    }
 
     /// The file's name for a control socket: the socket's name with `.state` for its
     /// extension ("voipd.sock" → "voipd.state"), so that voipds with sockets of different
@@ -50,5 +60,22 @@ final class StateFile {
         try directory.replace(name, with: Array(try encoder.encode(state)))
         isStale = false
         recorded = Set(state.apps.compactMap { $0.process?.identity })
+    }
+}
+
+/// The state file is another voipd's: that one still runs (it holds the lock), so this one
+/// must not start, or both would write the file and supervise the same apps.
+struct StateFileInUse: Error, CustomStringConvertible {
+    var path: String
+    var lockPath: String
+    /// What the lock file says: the pid of the voipd that holds it.
+    var holder: String?
+
+    var description: String {
+        let who = holder.map { "voipd pid \($0)" } ?? "another voipd"
+        return """
+            the state file \(path) is in use: \(who) holds \(lockPath) and still runs; stop it first, \
+            or give this voipd another control socket name or stateDirectory
+            """
     }
 }
