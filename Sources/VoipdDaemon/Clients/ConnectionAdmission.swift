@@ -60,6 +60,10 @@ extension Daemon {
                 continue
             }
             guard case .processed(let fd) = consume accepted else { return }
+            if Self.isAbandoned(fd) {
+                log.debug("a connection closed by its peer before it was accepted: dropped")
+                continue
+            }
             let credentials: PeerCredentials
             do {
                 credentials = try Socket.peerCredentials(fd)
@@ -85,6 +89,21 @@ extension Daemon {
             clients[client.id] = client
             armHelloTimeout(client)
             log.debug("client \(client.id) connected: pid \(credentials.pid) uid \(credentials.uid)")
+        }
+    }
+
+    /// Whether a connection just accepted was closed by its peer with nothing sent: one that
+    /// waited in the backlog while voipd was out of descriptors. Closed at once, a burst of
+    /// them does not take the descriptors that the live connections behind them need. A
+    /// peer that sent a request before closing is served as ever.
+    private static func isAbandoned(_ fd: borrowing FileDescriptor) -> Bool {
+        // Closed first: nothing can arrive after that, so no byte counted below is missed.
+        guard Socket.peerHasClosed(fd) else { return false }
+        do {
+            return try Socket.bytesAvailable(fd) == 0
+        } catch {
+            // Served as any connection: reading it will say what is wrong.
+            return false
         }
     }
 
