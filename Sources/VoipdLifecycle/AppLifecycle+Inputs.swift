@@ -292,6 +292,12 @@ extension AppLifecycle {
         if new.speaksProtocol != policy.speaksProtocol { expectsConnection = new.speaksProtocol }
         policy = new
         if !new.allowsCalls && phase.isAlive { endCall(&turn) }
+        // A keep-alive set below the minimum the app has now is raised to it (as a request
+        // below it is refused), its period counted from now.
+        if phase.isAlive, let interval = running.keepAliveInterval, interval < keepAliveMinimum {
+            running.keepAliveInterval = keepAliveMinimum
+            turn.emit(.startTimer(.keepAlive, after: keepAliveMinimum))
+        }
     }
 
     private mutating func shutdown(_ turn: inout Turn) {

@@ -74,6 +74,19 @@ struct KeepAliveTests {
         try waitForText(#"low.json: key "keepAliveMinimum": must be 2…"#, in: rig.harness.logPath)
     }
 
+    @Test("a manifest read again with a higher keepAliveMinimum raises a keep-alive already set below it, and the log says so")
+    func raisedMinimum() throws {
+        let rig = try ManifestRig(app: "phone", keys: #""keepAliveMinimum": 2"#, daemonArguments: ["--timing", "keepAliveFloor=2"])
+        defer { rig.stop() }
+        try rig.app.send(.keepAlive(seconds: 2))
+        try rig.app.expect(.keepAliveSet)
+        try rig.rewriteManifest(keys: #""keepAliveMinimum": 5"#)
+        try waitForText("phone: keep-alive raised from 2 s to 5 s, its keep-alive minimum now", in: rig.harness.logPath)
+        let status = try rig.harness.status("phone")
+        #expect(status.keepAliveMinimumSeconds == 5)
+        #expect(status.keepAliveSeconds == 5)
+    }
+
     /// When the test asked a suspended app to set its keep-alive timeout (voipd sets it
     /// after), when the app said it was set (voipd set it before), and when voipd had
     /// suspended it again.

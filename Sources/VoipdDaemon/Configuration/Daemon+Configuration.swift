@@ -15,9 +15,25 @@ extension Daemon {
         apps.invalidManifests = Dictionary(errors.compactMap { error in error.file.map { (AppID(Self.manifestName(file: $0)), error) } }) { first, _ in first }
         // Apps already known take their manifest's policy for what comes next.
         for (name, manifest) in loaded {
-            if let app = apps[AppID(name)], app.lifecycle.policy != manifest.policy { _ = feed(app, .policyChanged(manifest.policy)) }
+            if let app = apps[AppID(name)], app.lifecycle.policy != manifest.policy { changePolicy(of: app, to: manifest.policy) }
         }
         if !loaded.isEmpty { log.info("\(loaded.count) app manifests in \(configuration.appsDirectory): \(loaded.keys.sorted().joined(separator: ", "))") }
+    }
+
+    /// Gives a known app its policy anew (a manifest read again). A keep-alive below the
+    /// minimum it now has is raised to it by its lifecycle, and the log says so.
+    private func changePolicy(of app: AppRecord, to policy: AppPolicy) {
+        let previousInterval = app.lifecycle.keepAliveInterval
+        let previousWarning = keepAliveWarning(of: app)
+        _ = feed(app, .policyChanged(policy))
+        if let previousInterval, let interval = app.lifecycle.keepAliveInterval, interval != previousInterval {
+            let scale = configuration.timeScale
+            log.notice("""
+                \(app.name): keep-alive raised from \(KeepAliveCoverage.seconds(previousInterval.seconds / scale)) \
+                to \(KeepAliveCoverage.seconds(interval.seconds / scale)), its keep-alive minimum now
+                """)
+            if let warning = keepAliveWarning(of: app), warning != previousWarning { log.warning("\(app.name): \(warning)") }
+        }
     }
 
     /// iOS launched VoIP apps in the background at boot; manifests ask for the same.
@@ -87,7 +103,13 @@ extension Daemon {
         kept.cgroupDirectory = configuration.cgroupDirectory
         configuration = kept
         log.level = kept.logLevel
-        for app in apps.values { app.lifecycle.timings = kept.timings }
+        for app in apps.values {
+            app.lifecycle.timings = kept.timings
+            // A higher default minimum: a keep-alive below it is raised, as a manifest's would raise it.
+            if let interval = app.lifecycle.keepAliveInterval, interval < app.lifecycle.keepAliveMinimum {
+                changePolicy(of: app, to: app.lifecycle.policy)
+            }
+        }
         events.resize(to: kept.eventHistory)
         if triggerChanged {
             if let old = memoryPressure {

@@ -15,12 +15,22 @@ final class ManifestRig {
         directory = try makeTemporaryDirectory("voipd-manifest")
         reports = try ReportServer(path: directory + "/report.sock")
         mkdir(directory + "/apps.d", 0o755)
-        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], \#(keys)}"#
-        try manifest.write(toFile: directory + "/apps.d/\(name).json", atomically: true, encoding: .utf8)
+        try Self.writeManifest(name, keys: keys, in: directory, reports: reports)
         harness = try DaemonHarness(arguments: daemonArguments + ["--apps-directory", directory + "/apps.d"])
         _ = try harness.control.launchManifest(name)
         app = try reports.accept(name: name, timeout: .seconds(20))
         try app.expect(\.hello)
+    }
+
+    private static func writeManifest(_ name: String, keys: String, in directory: String, reports: ReportServer) throws {
+        let manifest = #"{"command": "\#(Binaries.testApp)", "arguments": ["--report", "\#(reports.path)"], \#(keys)}"#
+        try manifest.write(toFile: directory + "/apps.d/\(name).json", atomically: true, encoding: .utf8)
+    }
+
+    /// Replaces the app's manifest with one with `keys`, and has voipd read it (SIGHUP).
+    func rewriteManifest(keys: String) throws {
+        try Self.writeManifest(app.name, keys: keys, in: directory, reports: reports)
+        kill(harness.daemon.pid, SIGHUP)
     }
 
     func stop() {

@@ -29,6 +29,26 @@ struct KeepAliveTests {
         #expect(!driver.feed(.setKeepAlive(.seconds(60))).isRejected)
     }
 
+    @Test("a keep-alive set below a minimum the policy raises later is raised to it, its timer counted from then; a lower minimum leaves it alone")
+    func raisedMinimum() {
+        var policy = AppPolicy.voipApp
+        policy.keepAliveMinimum = .seconds(90)
+        var driver = Driver.at(.active, policy: policy)
+        #expect(!driver.feed(.setKeepAlive(.seconds(90))).isRejected)
+        driver.suspend()
+        policy.keepAliveMinimum = .seconds(300)
+        let raised = driver.feed(.policyChanged(policy), after: .seconds(30))
+        #expect(driver.app.keepAliveInterval == .seconds(300))
+        #expect(raised.startDelay(of: .keepAlive) == .seconds(300))
+        policy.keepAliveMinimum = .seconds(60)
+        #expect(driver.feed(.policyChanged(policy)).startDelay(of: .keepAlive) == nil)
+        #expect(driver.app.keepAliveInterval == .seconds(300))
+        // With its own minimum gone, the timings' default (600 s) is the minimum.
+        policy.keepAliveMinimum = nil
+        #expect(driver.feed(.policyChanged(policy)).startDelay(of: .keepAlive) == .seconds(600))
+        #expect(driver.app.keepAliveInterval == .seconds(600))
+    }
+
     /// Found by Tests/Fuzz: with keepAliveMinimum at 0 a zero interval was accepted, and the
     /// timer fired again at once, forever.
     @Test("a zero interval is rejected, even with no minimum")
