@@ -70,6 +70,7 @@ extension VoIPApplication {
             try readiness.add(fresh.descriptor, events: .readable, token: Token.connection)
             connection = fresh
             status = result.app
+            timeScale = result.timeScale ?? 1
             state = result.app.state
             retryDelay = nil
             lastReconnectionError = nil

@@ -66,6 +66,10 @@ public final class VoIPApplication {
     public let initialStatus: AppStatus
     /// How voipd saw the app when the current connection was made.
     public internal(set) var status: AppStatus
+    /// How long one of the app's seconds lasts in real seconds (voipd's `--time-scale`; 1 in
+    /// use): the keep-alive interval and `reachableFor` are in the app's seconds, a
+    /// registrar's grant in real ones. As voipd said when the current connection was made.
+    public internal(set) var timeScale: Double
     /// Whether, and how fast, to reconnect when voipd goes away.
     public var reconnection = ReconnectionPolicy()
     /// Why the last attempt to reconnect failed (nil once connected).
@@ -132,6 +136,7 @@ public final class VoIPApplication {
         self.connection = connection
         initialStatus = result.app
         status = result.app
+        timeScale = result.timeScale ?? 1
         state = result.app.state
         _ = takeHandedBack(result.sockets, descriptors)
     }

@@ -27,9 +27,16 @@ public struct HelloResult: Codable, Sendable {
     public var app: AppStatus
     /// Names of the held sockets handed back with this reply, in descriptor order.
     public var sockets: [String]
-    public init(app: AppStatus, sockets: [String]) {
+    /// How long one of the app's seconds lasts, in real seconds: voipd's `--time-scale` (1
+    /// unless a test or a demo runs its lifecycle faster). The intervals the app gives voipd
+    /// and reads from it (keep-alive, `reachableFor`, budgets) are in its own seconds; what
+    /// it measures elsewhere (a registrar's grant) is in real ones. Absent from voipds
+    /// before it: 1.
+    public var timeScale: Double?
+    public init(app: AppStatus, sockets: [String], timeScale: Double? = nil) {
         self.app = app
         self.sockets = sockets
+        self.timeScale = timeScale
     }
 }
 

@@ -119,28 +119,31 @@ extension Softphone: SIPLinkDelegate {
         }
         let previous = status.registration
         let minimum = keepAliveMinimum ?? 600
-        let policy = SIPRegistrationSchedule.WakePolicy(preferred: options.keepAlive, shortest: minimum)
+        // The schedule is in real seconds (the grant's); voipd is told the app's.
+        let policy = options.wakePolicy(keepAliveMinimum: minimum, time)
         let requested = SIPRegistrationSchedule.requestedExpiry(configured: options.expires, policy: policy)
+        let wake = time.appSeconds(schedule.wakeInterval)
+        let reachableFor = time.appSeconds(schedule.reachableFor)
         var warning: String?
         if !schedule.coversGrant {
-            warning = "the registrar grants \(expires) s, but the shortest keep-alive voipd permits this app is \(minimum) s: while suspended, this phone may be unregistered, and miss calls, for up to \(schedule.lapse) s before each keep-alive; lower the keep-alive minimum for this app (\"keepAliveMinimum\": \(schedule.reachableFor) in its manifest) or make the registrar grant at least \(SIPRegistrationSchedule.shortestCoveredGrant(policy: policy)) s"
+            warning = "the registrar grants \(expires) s, but the shortest keep-alive voipd permits this app is \(minimum) s: while suspended, this phone may be unregistered, and miss calls, for up to \(schedule.lapse) s before each keep-alive; lower the keep-alive minimum for this app (\"keepAliveMinimum\": \(reachableFor) in its manifest) or make the registrar grant at least \(SIPRegistrationSchedule.shortestCoveredGrant(policy: policy)) s\(time.note)"
         }
-        if previous?.grantedExpires != expires || previous?.keepAliveSeconds != schedule.wakeInterval {
+        if previous?.grantedExpires != expires || previous?.keepAliveSeconds != wake {
             if let warning {
                 Log.write("registration", "WARNING: \(warning)")
             } else if schedule.isWakeIntervalLowered {
-                Log.write("registration", "WARNING: the registrar grants \(expires) s, less than the keep-alive of \(options.keepAlive) s needs: keep-alive lowered to \(schedule.wakeInterval) s, so that a suspended phone registers again in time")
+                Log.write("registration", "WARNING: the registrar grants \(expires) s, less than the keep-alive of \(options.keepAlive) s needs: keep-alive lowered to \(wake) s, so that a suspended phone registers again in time\(time.note)")
             } else {
-                Log.write("registration", "granted \(expires) s: keep-alive every \(schedule.wakeInterval) s, refresh after \(schedule.refreshDelay) s while running")
+                Log.write("registration", "granted \(expires) s: keep-alive every \(wake) s, refresh after \(schedule.refreshDelay) s while running\(time.note)")
             }
         }
-        if keepAliveSeconds != schedule.wakeInterval || keepAliveReachableFor != schedule.reachableFor {
-            setKeepAlive(schedule.wakeInterval, reachableFor: schedule.reachableFor)
+        if keepAliveSeconds != wake || keepAliveReachableFor != reachableFor {
+            setKeepAlive(wake, reachableFor: reachableFor)
         }
         status.registration = .init(
             requestedExpires: requested, grantedExpires: expires, refreshSeconds: schedule.refreshDelay, keepAliveSeconds: keepAliveSeconds,
             keepAliveLowered: schedule.isWakeIntervalLowered, lapseSeconds: schedule.lapse,
-            warning: keepAliveSeconds == schedule.wakeInterval ? warning : "voipd refused a keep-alive every \(schedule.wakeInterval) s")
+            warning: keepAliveSeconds == wake ? warning : "voipd refused a keep-alive every \(wake) s")
         reportStatus()
     }
 }

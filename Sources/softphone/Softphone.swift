@@ -28,13 +28,16 @@ final class Softphone {
     var timers = TimerTable<Timer>()
     /// What it reports about itself (logged as `status:` when it changes).
     var status: SoftphoneStatus
-    /// The keep-alive interval voipd has now, in seconds.
+    /// The keep-alive interval voipd has now, in the app's seconds (``time``).
     var keepAliveSeconds: Int?
     /// What it told voipd with the keep-alive: how long the registration keeps it reachable
-    /// without one, in seconds.
+    /// without one, in the app's seconds.
     var keepAliveReachableFor: Int?
-    /// The shortest keep-alive voipd permits this app, in whole seconds (nil: unsupervised).
+    /// The shortest keep-alive voipd permits this app, in whole seconds of the app's (nil:
+    /// unsupervised).
     let keepAliveMinimum: Int?
+    /// voipd's seconds against real ones (a registrar's grant).
+    let time: VoipdTime
 
     /// Connects to voipd (the name and socket come from the environment voipd launched it
     /// with), unless `--unsupervised`.
@@ -42,8 +45,10 @@ final class Softphone {
         self.options = options
         application = options.unsupervised ? nil : try VoIPApplication()
         // As voipd says: its configuration or the app's manifest may lower it below 600 s.
-        keepAliveMinimum = application.map { Int($0.minimumKeepAliveTimeout.rounded(.up)) }
-        sip = SIPLink(settings: options.linkSettings(keepAliveMinimum: keepAliveMinimum))
+        keepAliveMinimum = application.map { VoipdTime.wholeSeconds($0.minimumKeepAliveTimeout) }
+        let time = VoipdTime(scale: application?.timeScale ?? 1)
+        self.time = time
+        sip = SIPLink(settings: options.linkSettings(wakePolicy: keepAliveMinimum.map { options.wakePolicy(keepAliveMinimum: $0, time) }))
         presence = options.presence.map { PresenceLink(server: $0, user: options.user, interval: options.presenceInterval) }
         work = BackgroundWork(application: application)
         status = SoftphoneStatus(transport: options.transport.rawValue, contact: "", supervised: application != nil)

@@ -113,12 +113,19 @@ struct SoftphoneOptions {
         }
     }
 
+    /// How voipd may wake the phone, in real seconds, as the registration schedule compares
+    /// it with the registrar's grant: `--keep-alive` and the shortest keep-alive voipd permits
+    /// this app, both in the app's seconds, in real ones.
+    func wakePolicy(keepAliveMinimum: Int, _ time: VoipdTime) -> SIPRegistrationSchedule.WakePolicy {
+        SIPRegistrationSchedule.WakePolicy(preferred: time.realSeconds(keepAlive, roundingUp: false),
+                                           shortest: time.realSeconds(keepAliveMinimum, roundingUp: true))
+    }
+
     /// The SIP link's settings: the registrar is the domain; the Contact is decided once the
-    /// sockets are open. Under voipd (`keepAliveMinimum` is then the shortest keep-alive it
-    /// permits this app), registrations are scheduled around the keep-alive.
-    func linkSettings(keepAliveMinimum: Int?) -> SIPLinkSettings {
-        let wakePolicy = keepAliveMinimum.map { SIPRegistrationSchedule.WakePolicy(preferred: keepAlive, shortest: $0) }
-        return SIPLinkSettings(
+    /// sockets are open. Under voipd (with a `wakePolicy`), registrations are scheduled
+    /// around the keep-alive.
+    func linkSettings(wakePolicy: SIPRegistrationSchedule.WakePolicy?) -> SIPLinkSettings {
+        SIPLinkSettings(
             registrar: registrar, transport: transport, listen: listen,
             callee: SIPCallee.Configuration(
                 user: user, domain: registrar.description, transport: transport, expires: expires, wakePolicy: wakePolicy,

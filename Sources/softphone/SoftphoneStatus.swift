@@ -8,12 +8,15 @@ import SIP
 /// phone reachable), and warns in its own log and `voipctl status` too.
 struct SoftphoneStatus: Codable, Equatable {
     /// The registration as last granted.
+    /// Seconds are real ones (the registrar's), but the keep-alive's, which are voipd's
+    /// (``VoipdTime``).
     struct Registration: Codable, Equatable {
         var requestedExpires: Int
         var grantedExpires: Int
         /// How long after a registration the running phone registers again.
         var refreshSeconds: Int
-        /// The keep-alive interval set with voipd (nil without voipd, or while refused).
+        /// The keep-alive interval set with voipd, in its seconds (nil without voipd, or
+        /// while refused).
         var keepAliveSeconds: Int?
         /// The keep-alive is shorter than asked (`--keep-alive`) because the grant is short.
         var keepAliveLowered: Bool

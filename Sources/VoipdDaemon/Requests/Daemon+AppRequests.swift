@@ -94,7 +94,7 @@ extension Daemon {
                 log.warning("\(app.name): cannot hand back \(held.name) now: \(error); it stays held")
             }
         }
-        reply(request.id, HelloResult(app: status(of: app), sockets: names), to: client, passing: copies)
+        reply(request.id, HelloResult(app: status(of: app), sockets: names, timeScale: configuration.timeScale), to: client, passing: copies)
         log.info("\(app.name): connected (pid \(peer.pid), uid \(peer.uid)); \(names.count) held sockets handed back")
         feed(app, .connected)
         finishLaunchWaiters(app)
