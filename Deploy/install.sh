@@ -77,7 +77,8 @@ chmod 0644 "$dest$prefix/share/bash-completion/completions/voipctl" "$dest$prefi
     "$dest$prefix/share/fish/vendor_completions.d/voipctl.fish"
 
 # libvoipd: the header, the archive swift build made, a shared library linked from the
-# same objects (soname libvoipd.so.1, only voipd_* exported, versioned VOIPD_1), and
+# same objects (soname libvoipd.so.1, only voipd_* exported, versioned VOIPD_1 and, for API 2's
+# functions, VOIPD_1.2), and
 # voipd.pc.
 install -d "$dest$includedir" "$dest$libdir/pkgconfig"
 install -m 0644 "$root/Sources/libvoipd/include/voipd.h" "$dest$includedir/voipd.h"

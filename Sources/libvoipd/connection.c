@@ -76,6 +76,8 @@ static int make_handle(voipd **out, int connection, const char *path)
     v->timer = -1;
     v->timeout_ms = VH_DEFAULT_TIMEOUT_MS;
     v->next_id = 1;
+    v->keep_alive_minimum = 600;
+    v->time_scale = 1;
     int error = 0;
     if (path != NULL && (v->path = strdup(path)) == NULL) error = -ENOMEM;
     if (error == 0 && (v->poll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0) error = -errno;

@@ -74,6 +74,12 @@ int vh_queue_event(voipd *v)
     if (event->kind_name == NULL || event->reason == NULL || (has_socket && event->socket == NULL)) error = 1;
     if (vj_get(root, "bytesAvailable", &value) == 1 && vj_u64(value, &event->bytes_available) < 0) error = 1;
     if (vj_get(root, "peerClosed", &value) == 1 && vj_bool(value, &event->peer_closed) < 0) error = 1;
+    uint64_t waiting;
+    event->connections_waiting = -1;
+    if (vj_get(root, "connectionsWaiting", &value) == 1) {
+        if (vj_u64(value, &waiting) < 0 || waiting > INT64_MAX) error = 1;
+        else event->connections_waiting = (int64_t)waiting;
+    }
     if (error) {
         free(queued);
         return -EPROTO;

@@ -62,6 +62,8 @@ struct voipd {
     char *path;                 /* where voipd_open() connected; NULL for voipd_open_fd() */
     char name[VOIPD_NAME_MAX + 1];  /* the app's name after a hello; "" before */
     int state;
+    double keep_alive_minimum;  /* seconds, as the last hello's reply said */
+    double time_scale;          /* real seconds per second of the app's, as it said */
     uint64_t next_id;
 
     struct vh_queued *queue_head, *queue_tail;
@@ -81,6 +83,7 @@ struct voipd {
 
     /* What the app asked for, to ask the next voipd again. */
     double keep_alive;          /* seconds; 0: none */
+    double reachable_for;       /* seconds said with it; 0: not said */
     int call_active;            /* the audio session is active: in a call */
     struct vh_task *tasks;
     int task_count;
@@ -173,7 +176,7 @@ VH_HIDDEN int vh_reconnect(voipd *v, int tell);
 VH_HIDDEN void vh_reconnect_automatically(voipd *v);
 
 /* Sends setKeepAliveTimeout (0 clears it). 0 or an error as vh_call's. */
-VH_HIDDEN int vh_set_keep_alive(voipd *v, double seconds);
+VH_HIDDEN int vh_set_keep_alive(voipd *v, double seconds, double reachable_for);
 
 /* Sends setAudioSessionActive. 0 or an error as vh_call's. */
 VH_HIDDEN int vh_set_call_active(voipd *v, int active);

@@ -297,6 +297,51 @@ int vj_u64(struct vj value, uint64_t *out)
     return 0;
 }
 
+int vj_double(struct vj value, double *out)
+{
+    if (vj_type(value) != VJ_NUMBER) return -1;
+    /* The grammar is checked already: -?digits(.digits)?([eE][+-]?digits)? */
+    static const double powers[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+    const char *p = value.text, *end = value.text + value.length;
+    int negative = p < end && *p == '-';
+    if (negative) p++;
+    uint64_t mantissa = 0;
+    int digits = 0;             /* significant digits in `mantissa` */
+    long exponent = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (digits < 19) {
+            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+            if (mantissa != 0) digits++;
+        } else {
+            exponent++;
+        }
+    }
+    if (p < end && *p == '.') {
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (digits >= 19) continue;
+            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+            if (mantissa != 0) digits++;
+            exponent--;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int sign = p < end && *p == '-' ? -1 : 1;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        long written = 0;
+        for (; p < end && *p >= '0' && *p <= '9'; p++)
+            if (written < 100000) written = written * 10 + (*p - '0');
+        exponent += sign * written;
+    }
+    double result = (double)mantissa;
+    for (; exponent > 22 && result != 0; exponent -= 22) result *= 1e22;
+    for (; exponent < -22 && result != 0; exponent += 22) result /= 1e22;
+    if (result != 0) result = exponent >= 0 ? result * powers[exponent] : result / powers[-exponent];
+    *out = negative ? -result : result;
+    return 0;
+}
+
 int vj_bool(struct vj value, int *out)
 {
     enum vj_type type = vj_type(value);

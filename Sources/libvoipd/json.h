@@ -45,6 +45,14 @@ VJ_HIDDEN int vj_next(struct vj array, size_t *cursor, struct vj *element);
 /** An unsigned integer written without sign, fraction or exponent, at most UINT64_MAX. 0 or -1. */
 VJ_HIDDEN int vj_u64(struct vj value, uint64_t *out);
 
+/**
+ * A number, as a double: 0 and *out set, or -1 if it is not a number. Read by hand, so
+ * the locale's decimal point does not matter; exact to the last bit for up to 19
+ * significant digits and a decimal exponent within 22 (every number voipd writes), close
+ * otherwise; too large a number is an infinity.
+ */
+VJ_HIDDEN int vj_double(struct vj value, double *out);
+
 /** true or false. 0 and *out set to 1 or 0, or -1. */
 VJ_HIDDEN int vj_bool(struct vj value, int *out);
 

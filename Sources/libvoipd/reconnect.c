@@ -19,6 +19,7 @@ void vh_tell(voipd *v, int kind, const char *kind_name, const char *socket, cons
     if (v->handler == NULL || v->close_requested) return;
     struct voipd_event event = {
         .number = 0, .kind = kind, .kind_name = kind_name, .state = v->state, .reason = reason, .socket = socket,
+        .connections_waiting = -1,
     };
     (void)v->handler(v, &event, v->context);
 }
@@ -82,7 +83,7 @@ int vh_reconnect(voipd *v, int tell)
         v->registered[i] = v->registered[--v->registered_count];
     }
     if (v->keep_alive > 0 && v->connection >= 0) {
-        int set = vh_set_keep_alive(v, v->keep_alive);
+        int set = vh_set_keep_alive(v, v->keep_alive, v->reachable_for);
         if (set < 0 && first_error == 0) first_error = set;
     }
     if (v->call_active && v->connection >= 0) {

@@ -67,6 +67,13 @@ int voipd_hello(voipd *v, const char *name)
     int valid = vj_get(reply.result, "app", &app) == 1 && vj_get(app, "state", &state) == 1
         && vj_string(state, text, sizeof text, NULL) == 0 && vj_get(reply.result, "sockets", &sockets) == 1
         && vj_type(sockets) == VJ_ARRAY;
+    /* Absent from older voipds: 600 s, and real seconds. */
+    struct vj number;
+    double minimum = 600, scale = 1;
+    if (valid && vj_get(app, "keepAliveMinimumSeconds", &number) == 1 && (vj_double(number, &minimum) < 0 || !(minimum > 0)))
+        valid = 0;
+    if (valid && vj_get(reply.result, "timeScale", &number) == 1 && (vj_double(number, &scale) < 0 || !(scale > 0 && scale < 1e9)))
+        valid = 0;
     int next = 0;
     while (valid && (next = vj_next(sockets, &cursor, &element)) == 1) {
         if (count >= v->frame.nfds || vj_string(element, v->restored[count].name, sizeof v->restored[count].name, NULL) < 0
@@ -85,8 +92,20 @@ int voipd_hello(voipd *v, const char *name)
     v->restored_count = count;
     v->frame.nfds = 0;
     v->state = vh_state_named(text);
+    v->keep_alive_minimum = minimum;
+    v->time_scale = scale;
     strcpy(v->name, name_copy);
     return 0;
+}
+
+double voipd_keep_alive_minimum(const voipd *v)
+{
+    return v == NULL ? 600 : v->keep_alive_minimum;
+}
+
+double voipd_time_scale(const voipd *v)
+{
+    return v == NULL ? 1 : v->time_scale;
 }
 
 int voipd_state(const voipd *v)
@@ -317,20 +336,31 @@ void vh_free_tasks(voipd *v)
     v->task_count = 0;
 }
 
-int vh_set_keep_alive(voipd *v, double seconds)
+int vh_set_keep_alive(voipd *v, double seconds, double reachable_for)
 {
     struct request request;
     begin_request(v, &request);
-    if (seconds > 0) vjw_seconds(&request.writer, "seconds", seconds);      /* absent: clear it */
+    if (seconds > 0) {                                                      /* absent: clear it */
+        vjw_seconds(&request.writer, "seconds", seconds);
+        if (reachable_for > 0) vjw_seconds(&request.writer, "reachableFor", reachable_for);
+    }
     struct vh_reply reply;
     return send_plain_request(v, &request, VF_SET_KEEP_ALIVE_TIMEOUT, &reply);
 }
 
 int voipd_set_keep_alive_timeout(voipd *v, double seconds)
 {
-    if (v == NULL || !isfinite(seconds) || seconds < 0) return -EINVAL;
-    int set = vh_set_keep_alive(v, seconds);
-    if (set == 0) v->keep_alive = seconds;
+    return voipd_set_keep_alive_reachable(v, seconds, 0);
+}
+
+int voipd_set_keep_alive_reachable(voipd *v, double seconds, double reachable_for)
+{
+    if (v == NULL || !isfinite(seconds) || seconds < 0 || !isfinite(reachable_for) || reachable_for < 0) return -EINVAL;
+    int set = vh_set_keep_alive(v, seconds, reachable_for);
+    if (set == 0) {
+        v->keep_alive = seconds;
+        v->reachable_for = seconds > 0 ? reachable_for : 0;
+    }
     return set;
 }
 

@@ -175,7 +175,7 @@ struct LibvoipdTests {
         try harness.waitForState("capp", .background, timeout: .seconds(60))
         let second = try #require(try harness.status("capp").pid)
         #expect(second != pid)
-        try waitForText("\(second) hello: background, 1 restored, api 1", in: output, timeout: .seconds(60))
+        try waitForText("\(second) hello: background, 1 restored, api 2", in: output, timeout: .seconds(60))
         try waitForText("\(second) restored sip", in: output)
         try waitForText("\(second) peer: again", in: output, timeout: .seconds(60))
         try waitForText("\(second) event: voipSocketReadable -> background sip", in: output)
@@ -270,6 +270,8 @@ struct LibvoipdTests {
         defer { app.stop() }
         let (pid, output) = (app.pid, app.output)
         #expect(try app.first.status("capp").backgroundTasks == 1)
+        #expect(try app.first.status("capp").reachableForSeconds == 300)
+        try waitForText("\(pid) keep-alive minimum 600 s, time scale 1", in: output)
         try app.stopFirstDaemon()
         try waitForText("\(pid) event: supervisorUnavailable", in: output)
         let second = try app.secondDaemon()
@@ -277,7 +279,7 @@ struct LibvoipdTests {
         try waitForText("\(pid) event: supervisorAvailable", in: output)
         let status = try second.status("capp")
         #expect(status.pid == pid)
-        #expect(status.keepAliveSeconds == 600)
+        #expect(status.keepAliveSeconds == 600 && status.reachableForSeconds == 300, "restored with what it said: \(status)")
         #expect(status.backgroundTasks == 1)
         #expect(try second.control.sockets("capp").map(\.name) == ["sip"])
         // The new voipd's events reach the handler; the app still reads its socket.

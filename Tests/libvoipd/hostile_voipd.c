@@ -172,6 +172,7 @@ static void good_and_odd_replies(void)
     CHECK(voipd_state(v) == VOIPD_STATE_BACKGROUND, "state %d", voipd_state(v));
     CHECK(voipd_restored_count(v) == 1 && strcmp(voipd_restored_name(v, 0), "sip") == 0, "restored sip");
     CHECK(voipd_restored_name(v, 1) == NULL && voipd_restored_name(v, -1) == NULL, "restored bounds");
+    CHECK(voipd_keep_alive_minimum(v) == 600 && voipd_time_scale(v) == 1, "a voipd that does not say: 600 s, real seconds");
     int fd = voipd_take_restored(v, "sip");
     CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "the restored descriptor is close-on-exec");
     CHECK(voipd_take_restored(v, "sip") == -ENOENT, "taken once");
@@ -186,6 +187,25 @@ static void good_and_odd_replies(void)
     CHECK(voipd_state(v) == VOIPD_STATE_UNKNOWN, "an unknown state");
     CHECK(voipd_restored_count(v) == 2 && strcmp(voipd_restored_name(v, 0), "sip") == 0, "an escaped name");
     voipd_close(v);
+
+    /* The app's keep-alive minimum and voipd's time scale, as voipd says them. */
+    static const char scaled[] = "{\"id\":1,\"ok\":true,\"result\":{\"app\":{\"state\":\"active\",\"keepAliveMinimumSeconds\":512.5},"
+                                 "\"sockets\":[],\"timeScale\":0.1}}";
+    result = hello_with(scaled, strlen(scaled), 0, 0, &v);
+    CHECK(result == 0 && voipd_keep_alive_minimum(v) == 512.5 && voipd_time_scale(v) == 0.1, "minimum %g, time scale %g",
+          voipd_keep_alive_minimum(v), voipd_time_scale(v));
+    voipd_close(v);
+    static const char *const bad_numbers[] = {
+        "{\"id\":1,\"ok\":true,\"result\":{\"app\":{\"state\":\"active\",\"keepAliveMinimumSeconds\":\"600\"},\"sockets\":[]}}",
+        "{\"id\":1,\"ok\":true,\"result\":{\"app\":{\"state\":\"active\",\"keepAliveMinimumSeconds\":-1},\"sockets\":[]}}",
+        "{\"id\":1,\"ok\":true,\"result\":{\"app\":{\"state\":\"active\"},\"sockets\":[],\"timeScale\":0}}",
+        "{\"id\":1,\"ok\":true,\"result\":{\"app\":{\"state\":\"active\"},\"sockets\":[],\"timeScale\":1e400}}",
+    };
+    for (size_t i = 0; i < sizeof bad_numbers / sizeof bad_numbers[0]; i++) {
+        result = hello_with(bad_numbers[i], strlen(bad_numbers[i]), 0, 0, &v);
+        CHECK(result == -EPROTO, "a bad number in hello's reply (%zu): %s", i, voipd_strerror(result));
+        voipd_close(v);
+    }
 
     /* A refusal: its code and message; an unknown code. */
     static const char refused[] = "{\"error\":{\"code\":\"nameInUse\",\"message\":\"app is connected\"},\"id\":1,\"ok\":false}";
@@ -216,8 +236,12 @@ static int count_events(voipd *v, const struct voipd_event *event, void *context
     (void)v;
     (void)context;
     handled++;
-    if (event->kind == VOIPD_EVENT_VOIP_SOCKET_READABLE)
-        CHECK(event->socket != NULL && event->bytes_available == 37 && event->peer_closed == 1, "readable fields");
+    if (event->kind == VOIPD_EVENT_VOIP_SOCKET_READABLE && strcmp(event->socket, "sip") == 0)
+        CHECK(event->bytes_available == 37 && event->peer_closed == 1 && event->connections_waiting == -1, "readable fields");
+    else if (event->kind == VOIPD_EVENT_VOIP_SOCKET_READABLE)
+        CHECK(strcmp(event->socket, "sip-listener") == 0 && event->connections_waiting == 3, "a listener's connections waiting");
+    else
+        CHECK(event->connections_waiting == -1, "no connections waiting for %s", event->kind_name);
     return VOIPD_ACK_NOW;
 }
 
@@ -248,6 +272,18 @@ static void events(void)
     n = recv(peer, ack, sizeof ack - 1, MSG_DONTWAIT);
     CHECK(n == 8 + 11 && memcmp(ack + 8, "{\"event\":4}", 11) == 0, "acknowledgement of the unknown kind");
     CHECK(voipd_dispatch(v) == 0, "nothing more");
+    send_json(peer, 129, "{\"event\":7,\"kind\":\"voipSocketReadable\",\"state\":\"background\",\"reason\":\"r\","
+                         "\"socket\":\"sip-listener\",\"bytesAvailable\":0,\"connectionsWaiting\":3,\"peerClosed\":false}", 0);
+    CHECK(voipd_dispatch(v) == 1 && handled == 3, "a listener's event dispatched");
+    n = recv(peer, ack, sizeof ack - 1, MSG_DONTWAIT);
+    CHECK(n == 8 + 11 && memcmp(ack + 8, "{\"event\":7}", 11) == 0, "acknowledgement of 7");
+    send_json(peer, 129, "{\"event\":8,\"kind\":\"voipSocketReadable\",\"state\":\"background\",\"reason\":\"r\","
+                         "\"socket\":\"sip-listener\",\"bytesAvailable\":0,\"connectionsWaiting\":-3,\"peerClosed\":false}", 0);
+    CHECK(voipd_dispatch(v) == -EPROTO, "a negative number of connections waiting is malformed");
+    voipd_close(v);
+    close(peer);
+    v = pair(&peer);
+    voipd_set_event_handler(v, count_events, NULL);
 
     /* An event with descriptors has them closed; a malformed event closes the connection. */
     send_frame(peer, 129, "{\"event\":5,\"kind\":\"keepAlive\",\"state\":\"background\",\"reason\":\"\"}", 62, 2, 2);
@@ -285,6 +321,19 @@ static void events(void)
     CHECK(poll(&ready, 1, 0) == 0, "once");
     CHECK(voipd_dispatch(v) == -ENOTCONN, "then: not connected");
     voipd_close(v);
+
+    /* A keep-alive with how long the app stays reachable: both sent; bad values refused here. */
+    v = pair(&peer);
+    send_json(peer, 128, "{\"id\":1,\"ok\":true,\"result\":{}}", 0);
+    CHECK(voipd_set_keep_alive_reachable(v, 600, 270.5) == 0, "a keep-alive with reachableFor");
+    char request[256] = "";
+    n = recv(peer, request, sizeof request - 1, MSG_DONTWAIT);
+    CHECK(n > 8 && strstr(request + 8, "\"seconds\":600") != NULL && strstr(request + 8, "\"reachableFor\":270.5") != NULL,
+          "sent: %s", n > 8 ? request + 8 : "");
+    CHECK(voipd_set_keep_alive_reachable(v, 600, -1) == -EINVAL && voipd_set_keep_alive_reachable(v, 600, 1.0 / 0.0) == -EINVAL,
+          "a negative or infinite reachable_for");
+    voipd_close(v);
+    close(peer);
 
     /* A flood of unacknowledged events: bounded. */
     v = pair(&peer);
@@ -325,6 +374,22 @@ static void json_reader(void)
     CHECK(vj_get(root, "x", &value) == 0, "null is absent");
     CHECK(vj_get(root, "missing", &value) == 0, "absent");
     CHECK(vj_get(root, "o", &value) == 1 && vj_type(value) == VJ_OBJECT, "an object");
+    /* Numbers as doubles, whatever the locale's decimal point. */
+    static const struct { const char *text; double value; } doubles[] = {
+        { "0", 0 }, { "600", 600 }, { "0.1", 0.1 }, { "512.5", 512.5 }, { "-2.5e3", -2500 }, { "1E-7", 1e-7 },
+        { "0.000", 0 }, { "31536000", 31536000 }, { "9007199254740993", 9007199254740993.0 }, { "4.9e-3", 4.9e-3 },
+    };
+    for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++) {
+        char numeric[96];
+        snprintf(numeric, sizeof numeric, "{\"d\":%s}", doubles[i].text);
+        double read = -1;
+        CHECK(vj_parse_object(numeric, strlen(numeric), &root) == 0 && vj_get(root, "d", &value) == 1
+              && vj_double(value, &read) == 0 && read == doubles[i].value, "%s read as %.17g", doubles[i].text, read);
+    }
+    static const char quoted[] = "{\"d\":\"1\"}";
+    double unread;
+    CHECK(vj_parse_object(quoted, strlen(quoted), &root) == 0 && vj_get(root, "d", &value) == 1 && vj_double(value, &unread) == -1,
+          "a string is no number");
     static const char *const invalid[] = {
         "{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}", "{\"a\":-}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":\"\t\"}",
         "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\udc00\"}", "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",

@@ -5,7 +5,8 @@
  * "sip"; then prints every event and every line its peer sends, until the peer sends "exit"
  * (it then frees everything and exits 0). If voipd goes away it reconnects, every 100 ms,
  * with voipd_reconnect(); with --auto-reconnect, voipd_dispatch() does it by itself, and the
- * app keeps a keep-alive and a background task open for it to restore. Every line it prints
+ * app keeps a keep-alive (saying it stays reachable for 300 s) and a background task open
+ * for it to restore. Every line it prints
  * starts with its pid.
  */
 #define _GNU_SOURCE
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
         return 1;
     }
     say("hello: %s, %d restored, api %d", voipd_state_name(voipd_state(v)), voipd_restored_count(v), voipd_api_version());
+    say("keep-alive minimum %g s, time scale %g", voipd_keep_alive_minimum(v), voipd_time_scale(v));
     sip = voipd_take_restored(v, "sip");
     if (sip >= 0) {
         say("restored sip");
@@ -145,7 +147,7 @@ int main(int argc, char **argv)
     if (automatic) {
         uint64_t task = 0;
         int set = voipd_set_reconnect(v, 1);
-        int keep_alive = voipd_set_keep_alive_timeout(v, 600);
+        int keep_alive = voipd_set_keep_alive_reachable(v, 600, 300);
         int begun = voipd_begin_background_task(v, "long", &task);
         say("automatic reconnection: %s; keep-alive: %s; task %llu: %s", voipd_strerror(set), voipd_strerror(keep_alive),
             (unsigned long long)task, voipd_strerror(begun));

@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /** The version of this API (see "Versions" above). */
-#define VOIPD_API_VERSION 1
+#define VOIPD_API_VERSION 2
 /** The wire protocol version this library speaks (the frames' version byte). */
 #define VOIPD_PROTOCOL_VERSION 1
 /** The longest app or socket name, in bytes. Names are 1 to 64 bytes of A-Z a-z 0-9 . _ - @,
@@ -150,6 +150,11 @@ struct voipd_event {
     const char *socket;           /* VOIP_SOCKET_READABLE: the held socket's name; else NULL */
     uint64_t bytes_available;     /* VOIP_SOCKET_READABLE: bytes waiting when voipd looked */
     int peer_closed;              /* VOIP_SOCKET_READABLE: 1 if the peer hung up */
+    /* API 2: */
+    int64_t connections_waiting;  /* VOIP_SOCKET_READABLE of a held listening socket: the
+                                     connections waiting to be accepted when voipd looked
+                                     (0 if the app accepted them before its stop); -1 for
+                                     other sockets and other events */
 };
 
 /** What an event handler returns. */
@@ -214,6 +219,21 @@ VOIPD_EXPORT int voipd_hello(voipd *v, const char *name);
 /** The app's state: from hello's reply, then from each event dispatched (enum voipd_state). */
 VOIPD_EXPORT int voipd_state(const voipd *v);
 
+/**
+ * The shortest keep-alive interval this app may ask for, in seconds (UIKit's
+ * UIMinimumKeepAliveTimeout): 600 unless its manifest or voipd's configuration lowers it,
+ * as the last hello's reply said (600 before a hello, or from a voipd that does not say). API 2.
+ */
+VOIPD_EXPORT double voipd_keep_alive_minimum(const voipd *v);
+
+/**
+ * How long one of the app's seconds lasts, in real seconds: voipd's --time-scale (1 unless a
+ * test or demo runs the lifecycle faster), as the last hello's reply said (1 before). The
+ * intervals the app gives voipd (keep-alive, reachable_for) are in its own seconds; what it
+ * measures elsewhere (a registrar's grant) is in real ones: divide by this to compare. API 2.
+ */
+VOIPD_EXPORT double voipd_time_scale(const voipd *v);
+
 /** The name of a state as the protocol writes it ("background"); "unknown" for others. */
 VOIPD_EXPORT const char *voipd_state_name(int state);
 
@@ -276,6 +296,16 @@ VOIPD_EXPORT int voipd_end_background_task(voipd *v, uint64_t task);
  * VOIPD_ERR_PERMISSION_DENIED, VOIPD_ERR_NOT_IDENTIFIED.
  */
 VOIPD_EXPORT int voipd_set_keep_alive_timeout(voipd *v, double seconds);
+
+/**
+ * voipd_set_keep_alive_timeout(), saying also how long the app stays reachable without a
+ * wake, when it knows (`reachable_for` > 0; a SIP phone: what its registrar's grant leaves
+ * after its last refresh): when the keep-alive cannot wake it that often, voipd says so in
+ * its log and `voipctl status`. 0: not known. Said again to a voipd that restarted. Errors:
+ * as voipd_set_keep_alive_timeout(), and -EINVAL for a negative or not finite
+ * `reachable_for`, VOIPD_ERR_BAD_REQUEST for one of more than a year. API 2.
+ */
+VOIPD_EXPORT int voipd_set_keep_alive_reachable(voipd *v, double seconds, double reachable_for);
 
 /**
  * Says a call began (1) or ended (0): the app's audio session is active (AVAudioSession's
