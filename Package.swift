@@ -56,7 +56,8 @@ let package = Package(
         .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),
         // The client library for apps and for voipctl.
         .target(name: "VoipClient", dependencies: ["VoipdSystem", "VoipdProtocol", "VoipdProtocolIO", "VoipdVocabulary", "VoipdTransfers"]),
-        // SIP over TCP: messages, a user agent's pieces, and an embedded registrar/proxy.
+        // SIP over TCP and UDP: messages, a user agent's pieces, and an embedded registrar/proxy;
+        // its sockets are the system layer's.
         .target(name: "SIP", dependencies: ["VoipdSystem", "VoipdVocabulary"]),
 
         .executableTarget(name: "voipd", dependencies: ["VoipdDaemon", "VoipdProtocol"]),

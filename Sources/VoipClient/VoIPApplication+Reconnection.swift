@@ -104,7 +104,9 @@ extension VoIPApplication {
             } catch {
                 // Out of descriptors: restored to the app all the same, not registered again later.
             }
-            if let older = restored.updateValue(fd.release(), forKey: name) { close(older) }
+            restoredDescriptors.append(fd)
+            // One handed back earlier under the same name is closed: the new one replaces it.
+            if let older = restored.updateValue(restoredDescriptors.count - 1, forKey: name) { _ = restoredDescriptors.take(older) }
             held.insert(name)
         }
         descriptors.closeAll()

@@ -90,8 +90,11 @@ public final class VoIPApplication {
     /// Events received on the current connection and not yet acknowledged: an
     /// acknowledgement meant for an earlier voipd must not reach the new one.
     var unacknowledged: Set<UInt64> = []
-    /// Sockets voipd held for this app from an earlier run, handed back on connect.
-    var restored: [String: CInt] = [:]
+    /// Sockets voipd held for this app from an earlier run, handed back on connect: their
+    /// places in `restoredDescriptors` by name.
+    var restored: [String: Int] = [:]
+    /// The sockets themselves, owned until the app takes them (closed with the application).
+    let restoredDescriptors = DescriptorBag()
     /// The app's VoIP sockets by name: a duplicate of each, to register again with a voipd
     /// that restarted.
     var registrations: [String: DescriptorBox] = [:]
@@ -139,10 +142,6 @@ public final class VoIPApplication {
         timeScale = result.timeScale ?? 1
         state = result.app.state
         _ = takeHandedBack(result.sockets, descriptors)
-    }
-
-    deinit {
-        for fd in restored.values { close(fd) }
     }
 
     /// Readable when voipd has sent something, or when it is time to try reconnecting: put
@@ -214,8 +213,8 @@ public final class VoIPApplication {
     /// A socket voipd handed back at connect (held for an earlier run of the app), by name.
     /// Ownership passes to the caller; a second call for the same name returns nil.
     public func takeRestoredSocket(named name: String) -> FileDescriptor? {
-        guard let fd = restored.removeValue(forKey: name) else { return nil }
-        return FileDescriptor(adopting: fd)
+        guard let index = restored.removeValue(forKey: name) else { return nil }
+        return restoredDescriptors.take(index)
     }
 
     /// Names of the sockets handed back at connect and not yet taken.
