@@ -87,6 +87,19 @@ struct KeepAliveTests {
         #expect(status.keepAliveSeconds == 5)
     }
 
+    @Test("at a time scale of 0.1 a keep-alive below the minimum is refused in the app's own seconds, not voipd's scaled ones")
+    func refusalInTheAppsSeconds() throws {
+        let harness = try DaemonHarness(timeScale: 0.1)
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        try app.send(.keepAlive(seconds: 60))
+        let refusal = try app.expect { $0 == .keepAliveSet || $0.keepAliveRefusal != nil }.keepAliveRefusal
+        #expect(refusal?.contains("keep-alive timeout 60.0 s is below the minimum of 600.0 s") == true, "\(refusal ?? "set")")
+        try app.send(.keepAlive(seconds: 600))
+        try app.expect(.keepAliveSet)
+        #expect(try harness.status("phone").keepAliveSeconds == 600)
+    }
+
     /// When the test asked a suspended app to set its keep-alive timeout (voipd sets it
     /// after), when the app said it was set (voipd set it before), and when voipd had
     /// suspended it again.

@@ -204,6 +204,10 @@ extension Daemon {
             }
         }
         let interval = request.seconds.map { Duration.seconds($0) * configuration.timeScale }
+        // Said here, in the app's seconds: the lifecycle's refusal would give the scaled ones.
+        if let seconds = request.seconds, let interval, interval > .zero, interval < app.lifecycle.keepAliveMinimum {
+            throw ProtocolError(.invalidState, "keep-alive timeout \(seconds) s is below the minimum of \(app.lifecycle.keepAliveMinimum.seconds / configuration.timeScale) s")
+        }
         let previousWarning = keepAliveWarning(of: app)
         let outcome = feed(app, .setKeepAlive(interval))
         if case .accepted = outcome.reply {
