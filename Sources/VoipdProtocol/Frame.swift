@@ -27,6 +27,13 @@ public enum Frame {
         return packet
     }
 
+    /// Writes the length of what follows the header into a packet built in place (a header
+    /// for an empty body, then the body appended).
+    public static func setBodyLength(of packet: inout [UInt8]) {
+        let length = UInt32(packet.count - headerSize)
+        packet.replaceSubrange(0..<4, with: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
+    }
+
     /// A validated packet: its type, its body, and the descriptor count it declared.
     public struct Decoded: Sendable {
         public var type: MessageType

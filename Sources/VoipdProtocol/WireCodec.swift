@@ -18,11 +18,10 @@ public final class WireCodec {
         if let direct = body as? any DirectJSONEncodable, direct.encodesDirectly {
             var packet = Frame.encode(type: type, body: [], descriptorCount: descriptorCount)
             direct.appendJSON(to: &packet)
-            let length = UInt32(packet.count - Frame.headerSize)
             guard packet.count <= Frame.maximumSize else {
-                throw ProtocolError(.frameTooLarge, "a \(type) body of \(length) bytes does not fit in one frame")
+                throw ProtocolError(.frameTooLarge, "a \(type) body of \(packet.count - Frame.headerSize) bytes does not fit in one frame")
             }
-            packet.replaceSubrange(0..<4, with: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
+            Frame.setBodyLength(of: &packet)
             return packet
         }
         let json = try encoder.encode(body)

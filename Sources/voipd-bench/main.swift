@@ -11,6 +11,7 @@ import Glibc
 //   voipd-bench register [OPTIONS] registerSocket and retrieveSocket against the floor and s6-fdholderd
 //   voipd-bench codec [OPTIONS]    what encoding and decoding the request path's messages costs
 //   voipd-bench startup [OPTIONS]  voipd's start to READY=1 and memory, voipctl's run, against s6
+//   voipd-bench hold [OPTIONS]     many held sockets: listing them, upgrading in place with them
 // Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
 // `guarded-exec` starts voipd and the floor; `freeze-child` is a child of the freeze benchmark.
 
@@ -24,6 +25,7 @@ usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench register [OPTIONS]   (voipd-bench register --help for the options)
        voipd-bench codec [OPTIONS]      (voipd-bench codec --help for the options)
        voipd-bench startup [OPTIONS]    (voipd-bench startup --help for the options)
+       voipd-bench hold [OPTIONS]       (voipd-bench hold --help for the options)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -37,6 +39,7 @@ case "freeze": exit(FreezeBenchmark.main(Array(arguments.dropFirst())))
 case "register": exit(RegisterBenchmark.main(Array(arguments.dropFirst())))
 case "codec": exit(CodecBenchmark.main(Array(arguments.dropFirst())))
 case "startup": exit(StartupBenchmark.main(Array(arguments.dropFirst())))
+case "hold": exit(HoldBenchmark.main(Array(arguments.dropFirst())))
 case "freeze-child": exit(FreezeChild.main(Array(arguments.dropFirst())))
 case "app": exit(BenchApp.main(Array(arguments.dropFirst())))
 case "memory-app": exit(MemoryApp.main(Array(arguments.dropFirst())))

@@ -26,6 +26,10 @@ final class ClientConnection {
     var outbound: [(packet: [UInt8], descriptors: DescriptorBag)] = []
     /// What `outbound` costs (``ClientQueues/cost(of:descriptors:)``).
     var queuedBytes = 0
+    /// The rest of a long list reply, written a frame at a time as the kernel takes them
+    /// (after `outbound`): nil when none is under way. Meanwhile voipd reads no further
+    /// request from this connection, so that no other reply comes in the middle of the list.
+    var listing: (() -> [UInt8]?)?
     var closing = false
     /// When it last made a request (or connected): see `limits.helloTimeout`.
     var lastRequestAt: MonotonicInstant = .origin

@@ -9,11 +9,17 @@ extension Daemon {
     func serviceClient(_ client: ClientConnection, _ events: EpollEvents) {
         if events.contains(.writable) { flush(client) }
         guard events.contains(.readable) || events.contains(.hangup) || events.contains(.error) else { return }
+        // Its requests wait until a list reply under way is written (the loop watches only
+        // for room then); a hang-up ends it.
+        if client.listing != nil {
+            if !events.isDisjoint(with: [.hangup, .error]) { closeClient(client) }
+            return
+        }
         // A bounded batch per wake-up, so one busy client cannot starve the others.
         for _ in 0..<32 {
             // A wake first: a call must not wait behind a flood of requests.
             serveHeldSockets()
-            guard clients[client.id] != nil, !client.closing else { return }
+            guard clients[client.id] != nil, !client.closing, client.listing == nil else { return }
             let received: IOResult<Received>
             do {
                 received = try codec.receive(from: client.descriptor, maxDescriptors: MessageType.descriptorRoomFromClient)
@@ -90,6 +96,11 @@ extension Daemon {
 
     /// Replies with a list, split over several frames when it does not fit in one.
     func replyList<R: ListResult>(_ id: UInt64, _ result: R, to client: ClientConnection) {
+        replyInChunks(id, result, to: client)
+    }
+
+    /// A list encoded whole, then again chunk by chunk when it does not fit in one frame.
+    private func replyInChunks<R: ListResult>(_ id: UInt64, _ result: R, to client: ClientConnection) {
         // The envelope and the list's brackets and commas, with room to spare.
         let overhead = 512
         let budget = Frame.maximumSize - Frame.headerSize - overhead
@@ -99,6 +110,66 @@ extension Daemon {
         let chunks = replyChunks(of: result.items, budget: budget) { codec.encodedSize($0) + 1 }
         for (index, chunk) in chunks.enumerated() {
             send(.reply, Reply(id: id, result: R(items: chunk), more: index < chunks.count - 1), to: client)
+        }
+    }
+
+    /// Replies with a list whose items encode directly (``streamList(_:_:to:next:)``).
+    func replyList<R: ListResult & DirectJSONEncodable>(_ id: UInt64, _ result: R, to client: ClientConnection) where R.Item: DirectJSONEncodable {
+        var items = result.items.makeIterator()
+        streamList(id, R.self, to: client) { items.next() }
+    }
+
+    /// Replies with the list `next` gives item by item, a frame at a time as the client's
+    /// socket takes them: each item is encoded once, when its frame is written, and what
+    /// waits for a slow reader is a frame, not the whole list (a list longer than the
+    /// client's queue bound is not refused).
+    func streamList<R: ListResult & DirectJSONEncodable>(_ id: UInt64, _ list: R.Type, to client: ClientConnection,
+                                                         next: @escaping () -> R.Item?) where R.Item: DirectJSONEncodable {
+        guard !client.closing else { return }
+        guard var writer = ListReplyWriter<R>(id: id) else {
+            var items: [R.Item] = []
+            while let item = next() { items.append(item) }
+            return replyInChunks(id, R(items: items), to: client)
+        }
+        client.listing = { writer.nextPacket(next) }
+        continueListing(client)
+    }
+
+    /// Writes the list reply under way while the kernel takes its frames; the frame it
+    /// refuses waits in the queue, and the rest comes when there is room (``flush(_:)``).
+    private func continueListing(_ client: ClientConnection) {
+        while client.outbound.isEmpty, let listing = client.listing {
+            guard let packet = listing() else {
+                client.listing = nil
+                break
+            }
+            guard packet.count <= Frame.maximumSize else {
+                // As a list encoded whole leaves it out (docs/PROTOCOL.md).
+                log.error("client \(client.id): an item of a list reply does not fit in a frame (\(packet.count) bytes); left out")
+                continue
+            }
+            do {
+                if case .processed = try Socket.send(client.descriptor, bytes: packet, descriptors: []) { continue }
+            } catch {
+                log.debug("client \(client.id): send failed: \(error)")
+                return closeClient(client)
+            }
+            guard enqueue(packet, DescriptorBag(), for: client) else { return }
+        }
+        watch(client, writable: !client.outbound.isEmpty)
+    }
+
+    /// Puts the rest of a list reply under way in the client's queue (an upgrade carries
+    /// queues, not lists being written), past its bound.
+    func queueListing(of client: ClientConnection) {
+        guard let listing = client.listing else { return }
+        client.listing = nil
+        while let packet = listing() {
+            guard packet.count <= Frame.maximumSize else { break }
+            let cost = ClientQueues.cost(of: packet, descriptors: 0)
+            client.outbound.append((packet, DescriptorBag()))
+            client.queuedBytes += cost
+            clients.queues.totalBytes += cost
         }
     }
 
@@ -117,6 +188,12 @@ extension Daemon {
         } catch {
             return log.error("cannot encode \(type) for client \(client.id): \(error)")
         }
+        send(packet: packet, to: client, passing: descriptors)
+    }
+
+    /// Sends an encoded packet, as ``send(_:_:to:passing:)`` does.
+    func send(packet: [UInt8], to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
+        guard !client.closing else { return }
         if client.outbound.isEmpty {
             do {
                 if case .processed = try Socket.send(client.descriptor, bytes: packet, descriptors: descriptors?.borrowedNumbers ?? []) {
@@ -140,6 +217,7 @@ extension Daemon {
             }
             dequeueFirst(of: client)
         }
+        if client.listing != nil { return continueListing(client) }
         watch(client, writable: false)
     }
 
@@ -147,7 +225,9 @@ extension Daemon {
     /// something waits in its queue.
     private func watch(_ client: ClientConnection, writable: Bool) {
         do {
-            try loop.modify(client.descriptor, writable ? [.readable, .writable] : [.readable], token: client.token)
+            // A list reply under way: only room for its next frame is watched for.
+            let events: EpollEvents = client.listing != nil ? [.writable] : writable ? [.readable, .writable] : [.readable]
+            try loop.modify(client.descriptor, events, token: client.token)
         } catch {
             log.warning("client \(client.id): cannot watch its connection: \(error); disconnecting it")
             closeClient(client)
@@ -158,6 +238,7 @@ extension Daemon {
     func closeClient(_ client: ClientConnection) {
         guard clients.removeValue(forKey: client.id) != nil else { return }
         client.closing = true
+        client.listing = nil
         discardQueue(of: client)
         loop.deregister(client.descriptor, token: client.token)
         timers.cancel(.helloTimeout(client.id))

@@ -63,6 +63,7 @@ extension Daemon {
 
     /// The wake path: data, a datagram, a connection or a hang-up on a held socket.
     func heldSocketEvent(_ held: HeldSocket, _ events: EpollEvents) {
+        held.noteArrival()
         held.arrivedSinceReport = true
         if !events.intersection([.readHangup, .hangup, .error]).isEmpty { held.peerClosed = true }
         guard held.armed, let app = apps[held.app] else { return }
@@ -86,7 +87,7 @@ extension Daemon {
 
     func socketStatus(_ held: HeldSocket) -> HeldSocketStatus {
         HeldSocketStatus(app: held.app.name, name: held.name, kind: held.kind, role: held.role.rawValue,
-                         bytesAvailable: held.bytesAvailable, connectionsWaiting: held.connectionsWaiting,
+                         bytesAvailable: held.listedBytesAvailable, connectionsWaiting: held.connectionsWaiting,
                          peerClosed: held.peerClosed, watching: held.armed, registeredAt: held.registeredAt)
     }
 }

@@ -23,7 +23,10 @@ extension Daemon {
     func performUpgrade(requestedBy requester: PendingReply?) {
         drainDeferredInputs()
         flushBroadcasts()
-        for client in clients.values { flush(client) }
+        for client in clients.values {
+            flush(client)
+            queueListing(of: client)
+        }
         let snapshot = makeSnapshot(requester: requester)
         let failure: String
         do {

@@ -57,14 +57,23 @@ extension Daemon {
         replyList(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
     }
 
+    /// The held sockets, by app and name, each read as its frame is written: a socket
+    /// released meanwhile is left out.
     func sockets(_ request: AppQueryRequest, from client: ClientConnection) throws {
-        let held: [HeldSocket]
-        if let name = request.name {
-            held = registry.sockets(of: try authorizedApp(name, for: client).id)
-        } else {
-            held = registry.all.filter { socket in client.credentials.uid == 0 || apps[socket.app]?.uid == client.credentials.uid }
+        let held = try request.name.map { registry.sockets(of: try authorizedApp($0, for: client).id) } ?? registry.all
+        let uid = client.credentials.uid
+        let onlyTheirs = request.name == nil && uid != 0
+        var index = held.startIndex
+        streamList(request.id, SocketsResult.self, to: client) { [unowned self] in
+            while index < held.endIndex {
+                let socket = held[index]
+                index += 1
+                guard registry.socket(id: socket.id) === socket else { continue }
+                if onlyTheirs && apps[socket.app]?.uid != uid { continue }
+                return socketStatus(socket)
+            }
+            return nil
         }
-        replyList(request.id, SocketsResult(sockets: held.map(socketStatus)), to: client)
     }
 
     func appCommand(_ request: AppCommandRequest, from client: ClientConnection) throws {
