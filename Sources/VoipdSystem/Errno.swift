@@ -84,6 +84,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let inProgress = Errno(EINPROGRESS)
     /// ECONNREFUSED: nobody listens there (for UDP, an ICMP error an earlier datagram drew).
     public static let connectionRefused = Errno(ECONNREFUSED)
+    /// ENOTSOCK: the descriptor is not a socket.
+    public static let notASocket = Errno(ENOTSOCK)
 }
 
 /// Runs a system call; a result of -1 becomes a thrown ``Errno`` naming `call`, made only

@@ -52,15 +52,19 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
     /// never told of, which it may take only after the mark and be stopped handling. Then
     /// the mark covers only the bytes the app has read (TCP), the connections it has accepted
     /// (a listener), and for UDP any datagram read later counts.
-    public static func take(of socket: borrowing FileDescriptor, takenOnly: Bool = false) -> ReceiveMark {
+    ///
+    /// `kind`, when the caller knows it (``Socket/kind(of:)``), spares the calls that would
+    /// find out what it says: a Unix stream socket leaves no evidence at all.
+    public static func take(of socket: borrowing FileDescriptor, kind: SocketKind? = nil, takenOnly: Bool = false) -> ReceiveMark {
+        if let kind, !kind.isNetwork, !kind.isDatagram { return ReceiveMark(evidence: .none) }
         // A listener first: TCP_INFO answers for it too, with no bytes ever received.
-        if ListenerConnections.isListener(socket) {
+        if kind?.isListening ?? ListenerConnections.isListener(socket) {
             guard let peers = ListenerConnections.peers(of: socket, limit: connectionLimit, acceptedOnly: takenOnly) else {
                 return ReceiveMark(evidence: .none)
             }
             return ReceiveMark(evidence: .connections(peers))
         }
-        if let bytes = tcpBytesReceived(socket) {
+        if kind?.isDatagram != true, let bytes = tcpBytesReceived(socket) {
             let unread = takenOnly ? unreadBytes(socket) : 0
             return ReceiveMark(evidence: .streamBytes(bytes - min(bytes, unread)))
         }

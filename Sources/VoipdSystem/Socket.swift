@@ -230,17 +230,27 @@ public enum Socket {
         _ = try valueOrErrno("\(call)") { setsockopt(fd.rawValue, level, name, &value, socklen_t(MemoryLayout<CInt>.size)) }
     }
 
-    /// Whether `fd` is a socket at all (`fstat`), and if so what kind (`getsockopt`,
-    /// `getpeername`). Nil for a pipe, a file, …
+    /// Whether `fd` is a socket at all, and if so what kind (`getsockopt`, `getpeername`).
+    /// Nil for a pipe, a file, …
     public static func kind(of fd: borrowing FileDescriptor) throws(Errno) -> SocketKind? {
-        guard try fileStatus(of: fd).st_mode & S_IFMT == S_IFSOCK else { return nil }
-        let domain = try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
+        // As few calls as tell it (a registration makes them): anything but a socket
+        // answers the first with ENOTSOCK; a connected socket is not listening, nor is a
+        // datagram socket.
+        let domain: CInt
+        do {
+            domain = try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
+        } catch .notASocket {
+            return nil
+        }
         let type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
-        let listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let connected = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd.rawValue, $0, &length) == 0 }
+        }
+        var listening = false
+        if !connected && type != datagramType {
+            listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
         }
         let localPort = domain == AF_INET || domain == AF_INET6 ? try localEndpoint(of: fd)?.port : nil
         return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected, localPort: localPort)

@@ -168,7 +168,7 @@ extension Daemon {
         }
         guard registry.socket(app: AppID(appName), name: socketName) == nil else { return }
         do {
-            try hold(descriptor, app: app, name: socketName, kind: kind.name, origin: .inherited)
+            try hold(descriptor, app: app, name: socketName, kind: kind.name, socketKind: kind, origin: .inherited)
             log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
         } catch {
             log.warning("\(appName): cannot hold \(socketName) again: \(error)")

@@ -9,9 +9,11 @@ extension Daemon {
     /// Holds a socket for an app. It joins the epoll set edge-triggered and stays there
     /// until released: an arrival is reported once, whether the app is running or not.
     @discardableResult
-    func hold(_ descriptor: consuming FileDescriptor, app: AppRecord, name: String, kind: String, origin: HeldSocketOrigin) throws -> HeldSocket {
+    /// `socketKind`: what the caller read of it already (nil: read here).
+    func hold(_ descriptor: consuming FileDescriptor, app: AppRecord, name: String, kind: String, socketKind: SocketKind? = nil,
+              origin: HeldSocketOrigin) throws -> HeldSocket {
         let held = HeldSocket(id: registry.makeID(), app: app.id, name: name, descriptor: descriptor, kind: kind,
-                              origin: origin, registeredAt: wallClockSeconds())
+                              socketKind: socketKind, origin: origin, registeredAt: wallClockSeconds())
         do {
             held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
         } catch {

@@ -50,32 +50,36 @@ final class HeldSocket {
     var state: State
     let descriptor: FileDescriptor
     var token: UInt64 = 0
-    /// What the socket is for, read from the kernel when voipd took it (a UDP socket may be
-    /// connected or disconnected later; it is held alike). A listener is ready when a
-    /// connection waits to be accepted, which voipd never does.
-    let role: NetworkSocket.Role
+    /// What the socket is, read from the kernel when voipd took it (nil if it could not
+    /// be); it tells the marks which calls have an answer.
+    let socketKind: SocketKind?
+    /// What the socket is for (a UDP socket may be connected or disconnected later; it is
+    /// held alike). A listener is ready when a connection waits to be accepted, which voipd
+    /// never does. A socket whose kind could not be read was readable when it was taken: it
+    /// is held as a data socket, whose readiness is its bytes.
+    var role: NetworkSocket.Role { socketKind?.role ?? .connected }
 
-    init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String,
+    /// `socketKind`: as the caller read it, or nil to read it here.
+    init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String, socketKind: SocketKind? = nil,
          origin: HeldSocketOrigin, registeredAt: Double) {
+        let socketKind = socketKind ?? Self.kind(of: descriptor)
         state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
-                      mark: ReceiveMark.take(of: descriptor, takenOnly: true))
-        role = Self.role(of: descriptor)
+                      mark: ReceiveMark.take(of: descriptor, kind: socketKind, takenOnly: true))
+        self.socketKind = socketKind
         self.descriptor = descriptor
     }
 
     init(state: State, descriptor: consuming FileDescriptor) {
         self.state = state
-        role = Self.role(of: descriptor)
+        socketKind = Self.kind(of: descriptor)
         self.descriptor = descriptor
     }
 
-    /// A socket whose kind cannot be read now was readable when it was taken: it is held as
-    /// a data socket, whose readiness is its bytes.
-    private static func role(of descriptor: borrowing FileDescriptor) -> NetworkSocket.Role {
+    private static func kind(of descriptor: borrowing FileDescriptor) -> SocketKind? {
         do {
-            return try Socket.kind(of: descriptor)?.role ?? .connected
+            return try Socket.kind(of: descriptor)
         } catch {
-            return .connected
+            return nil
         }
     }
 
@@ -137,14 +141,14 @@ final class HeldSocket {
     func markReported(_ readiness: SocketReadiness) {
         state.arrivedSinceReport = false
         if readiness.peerClosed { state.peerClosedReported = true }
-        state.mark = ReceiveMark.take(of: descriptor)
+        state.mark = ReceiveMark.take(of: descriptor, kind: socketKind)
         state.reportedMark = state.mark
     }
 
     /// The app is being told something (maybe of another socket): what it has taken from
     /// this one, and what it was told of it, is known to it; what else waits is not.
     func markTold() {
-        state.mark = ReceiveMark.take(of: descriptor, takenOnly: true).including(state.reportedMark)
+        state.mark = ReceiveMark.take(of: descriptor, kind: socketKind, takenOnly: true).including(state.reportedMark)
     }
 }
 

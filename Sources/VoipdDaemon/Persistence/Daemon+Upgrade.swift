@@ -128,6 +128,9 @@ extension Daemon {
             timers.set(timer.key, deadline: timer.deadline, tolerance: timer.tolerance)
         }
         log.notice("upgraded in place: \(apps.count) apps, \(clients.count) connections, \(registry.count) held sockets carried over")
+        // Reading the snapshot took tens of MB with many held sockets (the text, the
+        // decoder's map of it), all free now: given back, not kept for the life of the program.
+        releaseFreeHeapMemory()
         for app in apps.values {
             // Sockets armed before the exec: anything that came meanwhile wakes the app now.
             if registry.sockets(of: app.id).contains(where: \.armed) { arm(app) }

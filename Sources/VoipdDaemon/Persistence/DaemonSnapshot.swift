@@ -97,6 +97,16 @@ struct DaemonSnapshot: Codable {
     /// first, so that none is left stopped by a voipd that is about to exit.
     static func read(from file: consuming FileDescriptor) throws -> DaemonSnapshot {
         let data = Data(try file.readToEnd(limit: largest))
+        // Read whole at once (the envelope alone costs as much to parse): only a snapshot
+        // this program cannot take is read again for its envelope.
+        let failure: any Error
+        do {
+            let snapshot = try JSONDecoder().decode(DaemonSnapshot.self, from: data)
+            if snapshot.format == currentFormat { return snapshot }
+            failure = UpgradeRefused(description: "format \(snapshot.format)")
+        } catch {
+            failure = error
+        }
         let envelope: SnapshotEnvelope
         do {
             envelope = try JSONDecoder().decode(SnapshotEnvelope.self, from: data)
@@ -108,11 +118,7 @@ struct DaemonSnapshot: Codable {
             throw UpgradeRefused(description: "the old program wrote its state in format \(format), and this voipd reads format "
                                  + "\(currentFormat): upgrade refused; \(envelope.resumeProcesses()) apps resumed so that none is left stopped")
         }
-        do {
-            return try JSONDecoder().decode(DaemonSnapshot.self, from: data)
-        } catch {
-            throw UpgradeRefused(description: "cannot read the upgrade state: \(error); \(envelope.resumeProcesses()) apps resumed so that none is left stopped")
-        }
+        throw UpgradeRefused(description: "cannot read the upgrade state: \(failure); \(envelope.resumeProcesses()) apps resumed so that none is left stopped")
     }
 }
 

@@ -143,7 +143,7 @@ extension Daemon {
             throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
         try checkHeldSocketQuota(app.uid)
-        let held = try hold(descriptor, app: app, name: request.name, kind: kind.name, origin: .registered)
+        let held = try hold(descriptor, app: app, name: request.name, kind: kind.name, socketKind: kind, origin: .registered)
         log.info("\(app.name): holding VoIP socket \(held.name) (\(held.kind)\(held.role == .connected ? "" : ", \(held.role.rawValue)"))")
         reply(request.id, SocketResult(socket: socketStatus(held)), to: client)
     }

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdVocabulary
 
 /// The sd_notify protocol: readiness, status, the watchdog and the file descriptor store.
 /// Works with systemd, or anything listening on `$NOTIFY_SOCKET`.
@@ -12,6 +13,11 @@ final class ServiceNotifier {
     private(set) var connection: DescriptorBox?
     /// A failure is logged once, until a message goes through again.
     private var failing = false
+    /// After a failed connection, no new one before this: a service manager that is gone
+    /// stays gone, and each message (two per registered socket) would cost a socket, a
+    /// refused `connect` and a `close` to be lost all the same.
+    private var reconnectAfter: MonotonicInstant?
+    static let reconnectInterval: Duration = .seconds(1)
     /// Messages the service manager's full queue (EAGAIN) held back, oldest first, each with
     /// its own copies of the descriptors it passes; sent in order once the socket is
     /// writable (``flush()``). Nothing is lost to a busy service manager: a READY=1 dropped
@@ -55,9 +61,11 @@ final class ServiceNotifier {
             flush()
             if !backlog.isEmpty { return holdBack(fields, descriptors: descriptors) }
         }
+        if connection == nil, let reconnectAfter, MonotonicInstant.now < reconnectAfter { return }
         do {
             let socket = try connection ?? DescriptorBox(connectDatagram(to: path))
             connection = socket
+            reconnectAfter = nil
             switch try Socket.send(socket.descriptor, bytes: Array(fields.joined(separator: "\n").utf8), descriptors: descriptors) {
             case .processed:
                 failing = false
@@ -65,8 +73,9 @@ final class ServiceNotifier {
                 holdBack(fields, descriptors: descriptors)
             }
         } catch {
-            // A new connection next time; the message is lost (the service manager is gone).
+            // A new connection later; the message is lost (the service manager is gone).
             connection = nil
+            reconnectAfter = MonotonicInstant.now + Self.reconnectInterval
             if !failing { log.warning("sd_notify(\(fields.first ?? "")) to \(path): \(error) (further failures not logged)") }
             failing = true
         }
