@@ -49,7 +49,7 @@ struct BaresipMeasurement {
                                                registrar: registrarServer, adoptedInto: directory.path + "/apps.d")
             // The machine's memory pressure (other programs') would have voipd terminate the
             // adopted baresip in the background, as a phone would: not what is measured here.
-            let voipd = try DaemonUnderTest(binary: setting.voipd, directory: directory.path, arguments: ["--no-memory-pressure-trigger"])
+            let voipd = try DaemonUnderTest(binary: setting.voipd, directory: directory.path)
             daemon = voipd
             // Following voipd's event stream before the launch: no transition is missed.
             let modes = try SoftphoneModes(socketPath: voipd.socketPath, app: Self.adoptedUser)

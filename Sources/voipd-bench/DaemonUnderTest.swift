@@ -20,8 +20,11 @@ final class DaemonUnderTest {
     /// Starts voipd with `arguments` besides the bench's own. It inherits the calling
     /// thread's CPU affinity, and so do its apps. `guarded`: through ``GuardedExec``
     /// (SIGTERM if the bench dies), which adds the bench's own start to the time; the
-    /// start-up benchmark runs it directly.
-    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = [], guarded: Bool = true) throws {
+    /// start-up benchmark runs it directly. `memoryPressureTrigger`: voipd's default PSI
+    /// trigger, off unless asked for: on a machine loaded by others it fires and voipd ends
+    /// suspended bench apps as jetsam would, in the middle of a run.
+    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = [], guarded: Bool = true,
+         memoryPressureTrigger: Bool = false) throws {
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"
         let notifyPath = directory + "/notify.sock"
@@ -36,7 +39,8 @@ final class DaemonUnderTest {
         let configuration = directory + "/voipd.json"
         try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(configurationText.utf8))
         let command = [binary, "--socket", socketPath, "--log-level", "warning",
-                       "--config", configuration, "--apps-directory", directory + "/apps.d"] + arguments
+                       "--config", configuration, "--apps-directory", directory + "/apps.d"]
+            + (memoryPressureTrigger ? [] : ["--no-memory-pressure-trigger"]) + arguments
         let started = MonotonicInstant.now
         let pid = try spawnProcess(SpawnRequest(arguments: guarded ? GuardedExec.wrap(command) : command, environment: environment,
                                                 standardOutput: logFile.rawValue, standardError: logFile.rawValue))

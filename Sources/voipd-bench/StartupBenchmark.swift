@@ -69,7 +69,7 @@ enum StartupBenchmark {
         var daemon = Samples(), holder = Samples(), client = Samples(), lister = Samples()
         for _ in 0..<options.runs {
             let directory = try TemporaryDirectory("voipd-bench")
-            let started = try DaemonUnderTest(binary: voipd, directory: directory.path, guarded: false)
+            let started = try DaemonUnderTest(binary: voipd, directory: directory.path, guarded: false, memoryPressureTrigger: true)
             daemon.microseconds.append(Double(started.startNanoseconds) / 1000)
             daemon.kilobytes.append(Double(residentKilobytes(started.pid)))
             started.stop()
@@ -81,7 +81,7 @@ enum StartupBenchmark {
             }
         }
         let directory = try TemporaryDirectory("voipd-bench")
-        let running = try DaemonUnderTest(binary: voipd, directory: directory.path)
+        let running = try DaemonUnderTest(binary: voipd, directory: directory.path, memoryPressureTrigger: true)
         defer { running.stop() }
         let runningHolder = s6 == nil ? try S6FdholderUnderTest(directory: directory.path) : nil
         defer { runningHolder?.stop() }
