@@ -162,9 +162,9 @@ enum Completion {
 
     /// A text as zsh reads it inside single quotes and an `_arguments` description.
     private static func zshDescription(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "[", with: "\\[")
-            .replacingOccurrences(of: "]", with: "\\]")
-            .replacingOccurrences(of: "'", with: "'\\''")
+        text.replacing("\\", with: "\\\\").replacing("[", with: "\\[")
+            .replacing("]", with: "\\]")
+            .replacing("'", with: "'\\''")
     }
 
     private static func zshAction(_ kind: ValueKind) -> String {
@@ -270,7 +270,7 @@ enum Completion {
 
     /// A text inside fish's single quotes.
     private static func fishQuoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
     }
 
     private static func fishOption(_ option: OptionSpec, condition: String?) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VoipdProtocol
 
 /// How results are printed: a table for people, JSON for scripts.
@@ -14,16 +14,14 @@ enum Output {
         for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { i, cell in
-                i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                i == cells.count - 1 ? cell : cell.padded(to: widths[i])
             }.joined(separator: "  ")
         }
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 
     static func time(_ seconds: Double) -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+        localTimestamp(seconds)
     }
 
     static func apps(_ apps: [AppStatus]) -> String {

@@ -14,7 +14,7 @@ enum Usage {
         for section in VerbTable.Section.allCases {
             text += "\(section.rawValue):\n"
             for verb in VerbTable.verbs where verb.section == section {
-                text += "  " + verb.shortSynopsis.padding(toLength: column, withPad: " ", startingAt: 0) + verb.summary + "\n"
+                text += "  " + verb.shortSynopsis.padded(to: column) + verb.summary + "\n"
             }
         }
         text += """
@@ -36,7 +36,7 @@ enum Usage {
             func names(_ option: OptionSpec) -> String { (option.alias.map { "\($0), " } ?? "") + option.synopsis }
             let column = verb.options.map { names($0).count }.max()! + 2
             for option in verb.options {
-                lines.append("  " + names(option).padding(toLength: column, withPad: " ", startingAt: 0) + option.help)
+                lines.append("  " + names(option).padded(to: column) + option.help)
             }
         }
         return lines.joined(separator: "\n")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One cell of `voipctl top`: compared for sorting, printed for people, encoded for --json.
 enum TopValue: Encodable {
@@ -22,8 +22,8 @@ enum TopValue: Encodable {
         case .elapsed(let seconds): return Self.elapsed(seconds)
         case .cpuTime(let seconds):
             let hundredths = Int((seconds * 100).rounded(.down))
-            return String(format: "%d:%02d.%02d", hundredths / 6000, hundredths / 100 % 60, hundredths % 100)
-        case .percent(let percent): return String(format: "%.1f", percent)
+            return formatted("%d:%02d.%02d", hundredths / 6000, hundredths / 100 % 60, hundredths % 100)
+        case .percent(let percent): return formatted("%.1f", percent)
         case .bytes(let bytes): return Self.bytes(bytes)
         case .missing: return "-"
         }
@@ -80,9 +80,9 @@ enum TopValue: Encodable {
         let whole = max(0, Int(seconds.rounded(.down)))
         switch whole {
         case ..<60: return "\(whole)s"
-        case ..<3600: return String(format: "%dm%02ds", whole / 60, whole % 60)
-        case ..<86_400: return String(format: "%dh%02dm", whole / 3600, whole / 60 % 60)
-        default: return String(format: "%dd%02dh", whole / 86_400, whole / 3600 % 24)
+        case ..<3600: return formatted("%dm%02ds", whole / 60, whole % 60)
+        case ..<86_400: return formatted("%dh%02dm", whole / 3600, whole / 60 % 60)
+        default: return formatted("%dd%02dh", whole / 86_400, whole / 3600 % 24)
         }
     }
 
@@ -94,7 +94,7 @@ enum TopValue: Encodable {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes)B" : String(format: value < 10 ? "%.1f%@" : "%.0f%@", value, units[unit])
+        return unit == 0 ? "\(bytes)B" : formatted(value < 10 ? "%.1f" : "%.0f", value) + units[unit]
     }
 }
 

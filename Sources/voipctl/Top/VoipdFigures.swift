@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VoipdVocabulary
 
 /// voipd's own figures for the header of `voipctl top`: its process (from /proc, found by
@@ -46,7 +46,7 @@ struct VoipdFigures: Encodable {
         func or(_ value: (some Any)?) -> String { value.map { "\($0)" } ?? "-" }
         var process = ["voipd pid \(or(pid))"]
         process.append("up \(uptimeSeconds.map(TopValue.elapsed) ?? "-")")
-        process.append("CPU \(cpuPercent.map { String(format: "%.1f%%", $0) } ?? "-")")
+        process.append("CPU \(cpuPercent.map { formatted("%.1f%%", $0) } ?? "-")")
         process.append("mem \(residentBytes.map(TopValue.bytes) ?? "-")")
         process.append("clients \(or(clients))")
         process.append("held sockets \(or(heldSockets))")
@@ -56,7 +56,7 @@ struct VoipdFigures: Encodable {
         counters.append("wakes \(or(wakes))")
         counters.append("transitions \(or(transitions))")
         counters.append("kills \(or(kills))")
-        counters.append("wake latency \(meanWakeLatencySeconds.map { String(format: "%.2f ms", $0 * 1000) } ?? "-") mean")
+        counters.append("wake latency \(meanWakeLatencySeconds.map { formatted("%.2f ms", $0 * 1000) } ?? "-") mean")
         return [process.joined(separator: " · "), counters.joined(separator: " · ")]
     }
 }
