@@ -70,7 +70,9 @@ struct AdoptedDaemonizerTests {
                                                     "--apps-directory", apps])
         defer { harness.stop() }
         _ = try harness.control.launchManifest("detacher")
+        // Two processes write: the helper (a grandchild) may write its line after the program's.
         try waitForText("program ", in: output)
+        try waitForText("helper ", in: output)
         let lines = (ProcFS.read(output) ?? "").split(separator: "\n").map { $0.split(separator: " ") }
         let helperLine = try #require(lines.first { $0.first == "helper" && $0.count == 4 })
         let helper = try #require(pid_t(helperLine[1]))
