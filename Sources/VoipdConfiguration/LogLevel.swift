@@ -13,5 +13,6 @@ public enum LogLevel: Int, Codable, Sendable, Comparable, CaseIterable {
         }
     }
 
-    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+    // Inlinable: the daemon compares levels on every log call, from another module.
+    @inlinable public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 }
