@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The framing between voipd and its transfer agents: one message per packet on an
 /// `AF_UNIX` `SOCK_SEQPACKET` socket pair, with the control protocol's 8-byte header

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The daily network budget of discretionary transfers, one per network kind (seed 003:
 /// "a system-wide resource budget mechanism which prevents it from using too much …

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the resume rate limiter's work period applies (seed 003 describes both).
 public enum ResumeLimiterPlacement: String, Codable, Hashable, Sendable {

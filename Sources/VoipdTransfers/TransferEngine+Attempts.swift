@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension TransferEngine {
     mutating func attemptReported(_ report: AttemptReport) {

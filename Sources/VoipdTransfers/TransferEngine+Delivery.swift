@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension TransferEngine {
     /// The tasks whose events wait for delivery to `app`, oldest first.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension TransferEngine {
     /// After every input: what time and the input have made due.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The background-transfer service's logic: a pure state machine. ``handle(_:now:)`` takes an
 /// input and the wall-clock time and returns the reply and the actions to perform, in order;

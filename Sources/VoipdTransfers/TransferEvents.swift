@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an app learns about its tasks.
 public struct TransferEvent: Codable, Hashable, Sendable {

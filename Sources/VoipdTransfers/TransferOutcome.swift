@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Bytes moved so far. Expected counts are nil while unknown (no Content-Length).
 public struct TransferProgress: Codable, Hashable, Sendable {
@@ -95,8 +95,8 @@ public struct AuthenticationChallenge: Codable, Hashable, Sendable {
         let trimmed = header.drop { $0 == " " }
         let scheme = String(trimmed.prefix { $0 != " " && $0 != "," })
         var realm: String?
-        if let range = trimmed.range(of: "realm=", options: .caseInsensitive) {
-            let rest = trimmed[range.upperBound...]
+        if let start = trimmed.indices.first(where: { trimmed[$0...].prefix(6).lowercased() == "realm=" }) {
+            let rest = trimmed[start...].dropFirst(6)
             if rest.first == "\"" {
                 realm = String(rest.dropFirst().prefix { $0 != "\"" })
             } else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What is asked of the server: the URL (http or https), the method and the app's headers.
 public struct TransferRequest: Codable, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Whether an event about a task (its completion or a challenge) has reached the app.
 public enum DeliveryState: Codable, Hashable, Sendable {

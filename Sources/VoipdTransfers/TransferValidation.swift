@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The checks on everything an app sends before it becomes a task. An app is hostile until
 /// proven otherwise: sizes are bounded, the URL is http or https, paths are absolute and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import VoipdLifecycle
 import VoipdProtocol
@@ -292,15 +292,18 @@ extension Daemon {
     }
 
     /// Feeds the app's presence to the service when it changed (apps that use transfers
-    /// only), after each batch of the app's lifecycle actions. An app on its way to a stop
-    /// is suspended for the service already: what arrives for it now needs a resume.
+    /// only), after each batch of the app's lifecycle actions. An app is suspended for the
+    /// service once the kernel has confirmed its stop, as it is in the record
+    /// (`voipctl events`): what arrives while the stop is only decided is handed over with
+    /// the continue that cancels it, not counted by the resume rate limiter, as the record
+    /// shows no resume either.
     func noteTransferPresence(_ app: AppRecord) {
         guard let transfers, transfers.accounts.account(of: app.name) != nil else { return }
         let presence: AppPresence
         switch app.lifecycle.phase {
         case .active, .inactive: presence = .foreground
-        case .background: presence = .background
-        case .suspending, .suspended: presence = .suspended
+        case .background, .suspending: presence = .background
+        case .suspended: presence = .suspended
         case .notRunning, .terminated: presence = .notRunning
         }
         guard transfers.presence[app.name] != presence else { return }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VoipdTransfers
 
 /// Where the device's power comes from, as `/sys/class/power_supply` says: external power if
@@ -41,6 +41,8 @@ enum PowerSupply {
 
     private static func value(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // sysfs values end with a newline, and some have spaces inside ("Not charging").
+        let text = String(decoding: data, as: UTF8.self).drop { $0.isWhitespace }
+        return String(text.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

@@ -37,7 +37,7 @@ enum TopValue: Encodable {
         case (_, nil): return true
         case (.number(let x)?, .number(let y)?): return x == y ? nil : (x > y) != reversed
         case (.text(let x)?, .text(let y)?):
-            let order = x.localizedStandardCompare(y)
+            let order = Self.naturalOrder(x, y)
             return order == .orderedSame ? nil : (order == .orderedAscending) != reversed
         case (.number?, .text?): return !reversed
         case (.text?, .number?): return reversed
@@ -162,5 +162,30 @@ struct TopLayout {
         guard text.count > width else { return text }
         guard width > 0 else { return "" }
         return String(text.prefix(width - 1)) + "…"
+    }
+}
+
+extension TopValue {
+    /// Finder's order, which `localizedStandardCompare` gave (it is not in
+    /// FoundationEssentials): letters without regard to case, runs of digits by their value
+    /// ("app9" before "App10").
+    static func naturalOrder(_ x: String, _ y: String) -> ComparisonResult {
+        var a = Array(x.lowercased().unicodeScalars)[...], b = Array(y.lowercased().unicodeScalars)[...]
+        func isDigit(_ scalar: Unicode.Scalar) -> Bool { scalar >= "0" && scalar <= "9" }
+        while let first = a.first, let second = b.first {
+            if isDigit(first) && isDigit(second) {
+                let left = a.prefix(while: isDigit), right = b.prefix(while: isDigit)
+                a = a.dropFirst(left.count)
+                b = b.dropFirst(right.count)
+                let l = left.drop { $0 == "0" }, r = right.drop { $0 == "0" }
+                if l.count != r.count { return l.count < r.count ? .orderedAscending : .orderedDescending }
+                if let (p, q) = zip(l, r).first(where: { $0 != $1 }) { return p < q ? .orderedAscending : .orderedDescending }
+                continue
+            }
+            if first != second { return first < second ? .orderedAscending : .orderedDescending }
+            a = a.dropFirst()
+            b = b.dropFirst()
+        }
+        return a.isEmpty && b.isEmpty ? .orderedSame : (a.isEmpty ? .orderedAscending : .orderedDescending)
     }
 }
