@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "VoipdTransfersTests", dependencies: ["VoipdTransfers"]),
         .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
-        .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary"]),
+        .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary", "VoipdTransfers"]),
         .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdConfiguration", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdSystem", "VoipdTestSupport", "VoipdVocabulary"]),
         .testTarget(

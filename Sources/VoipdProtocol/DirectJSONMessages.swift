@@ -185,8 +185,10 @@ extension EventsResult: DirectJSONEncodable {
 }
 
 extension EventMessage: DirectJSONDecodable {
+    // "transfers" is known so that it is not skipped as an unknown key: an event carrying
+    // background transfers' events is left to JSONDecoder, which reads them.
     private static let keys: [StaticString] = ["event", "kind", "socket", "bytesAvailable", "peerClosed", "state", "reason",
-                                               "connectionsWaiting"]
+                                               "connectionsWaiting", "transfers"]
 
     init?(directJSON reader: inout DirectJSONReader) {
         var event: UInt64?
@@ -203,7 +205,8 @@ extension EventMessage: DirectJSONDecodable {
             case 4: peerClosed = reader.optional { $0.bool() }; return peerClosed != nil
             case 5: state = reader.rawValue(); return state != nil
             case 6: reason = reader.string(); return reason != nil
-            default: connectionsWaiting = reader.optional { $0.integer(Int.self) }; return connectionsWaiting != nil
+            case 7: connectionsWaiting = reader.optional { $0.integer(Int.self) }; return connectionsWaiting != nil
+            default: return false
             }
         }), let event, let kind, let state, let reason else { return nil }
         self.init(event: event, kind: kind, socket: socket ?? nil, bytesAvailable: bytesAvailable ?? nil, peerClosed: peerClosed ?? nil,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import VoipdProtocol
+import VoipdTransfers
 import VoipdVocabulary
 
 /// The request path's bodies are read without JSONDecoder when they are in the plain form;
@@ -76,6 +77,15 @@ struct DirectJSONDecodingTests {
         // Invalid UTF-8 in a string.
         #expect(DirectJSONReader.decode(SocketNameRequest.self, from: Array(#"{"id":1,"name":""#.utf8)[...] + [0xff, 0x22, 0x7d]) == nil)
         #expect(!Self.agree(EventMessage.self, #"{"event":1,"kind":"newKind","state":"background","reason":"r"}"#))
+        // Background transfers' events are JSONDecoder's: skipped as an unknown key, a
+        // completion that fits the direct reader's subset (a timeout, a file error) was lost.
+        for error in [TransferError.timedOut, .file("cannot read /x"), .cancelled] {
+            let payload = TransferEventsPayload(delivery: 3, events: [TransferEventMessage(task: 1, session: "s", completion: TransferCompletion(error: error))])
+            let event = EventMessage(event: 2, kind: .backgroundTransferEvents, transfers: payload, state: .active, reason: "r")
+            let body = String(decoding: (try? Self.encoder.encode(event)) ?? Data(), as: UTF8.self)
+            #expect(!Self.agree(EventMessage.self, body), "\(body)")
+            #expect((try? WireCodec().decode(EventMessage.self, from: Array(body.utf8)[...]))?.transfers == payload)
+        }
         #expect(!Self.agree(Reply<EmptyResult>.self, #"{"id":1}"#))
     }
 
