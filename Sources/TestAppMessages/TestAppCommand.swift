@@ -38,8 +38,9 @@ public enum TestAppCommand: Codable, Equatable, Sendable {
     case fillMemory(megabytes: Int, seed: UInt64)
     /// Reads all the memory it filled and reports the checksum (`memoryChecksum`).
     case checksumMemory
-    /// Opens the background session `session`, discretionary or not (answered by `sessionOpened`).
-    case openSession(session: String, discretionary: Bool?)
+    /// Opens the background session `session`, discretionary or not, with its tasks'
+    /// `timeoutIntervalForResource` in seconds if given (answered by `sessionOpened`).
+    case openSession(session: String, discretionary: Bool?, resourceTimeout: Double? = nil)
     /// From now on, each completion in `session` creates the next download of `url`, into
     /// `directory`/chain-N, until `count` have been created: an app chaining tasks one by one.
     case chain(session: String, url: String, directory: String, count: Int)

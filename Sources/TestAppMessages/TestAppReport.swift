@@ -50,6 +50,8 @@ public enum TestAppReport: Codable, Equatable, Sendable {
     /// A task's completion, handed over in a `backgroundTransferEvents` event: its HTTP
     /// status, and its error if it failed.
     case transferCompleted(session: String, task: UInt64, status: Int?, error: String?)
+    /// A task's progress, as a `transferProgress` frame brought it to the running app.
+    case transferProgress(session: String, task: UInt64, received: Int64, expected: Int64?, sent: Int64)
     /// A challenge (a 401), and whether the app answered it with a credential.
     case transferChallenged(session: String, task: UInt64, answered: Bool)
     case error(message: String)

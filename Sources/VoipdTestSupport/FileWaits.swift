@@ -19,6 +19,13 @@ public func waitForText(_ text: String, in path: String, until deadline: Monoton
     return try waitForChange(watch, until: deadline) { (ProcFS.read(path) ?? "").contains(text) }
 }
 
+/// Waits until nothing is at `path` (a file another process removes), woken by inotify on
+/// its directory: false if `deadline` passes first.
+public func waitForRemoval(_ path: String, until deadline: MonotonicInstant) throws -> Bool {
+    let watch = try inotifyWatch(directory(of: path), events: IN_DELETE | IN_MOVED_FROM)
+    return try waitForChange(watch, until: deadline) { access(path, F_OK) != 0 }
+}
+
 /// The directory `path` names a file in.
 private func directory(of path: String) -> String {
     path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."

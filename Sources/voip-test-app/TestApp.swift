@@ -300,8 +300,12 @@ final class TestApp {
         case .checksumMemory:
             guard let patterned else { throw Errno(EINVAL, call: "checksumMemory: no memory filled") }
             channel.report(.memoryChecksum(patterned.checksum()))
-        case .openSession(let session, let discretionary):
-            let options = discretionary.map { TransferOptions(discretionary: $0) }
+        case .openSession(let session, let discretionary, let resourceTimeout):
+            var options = discretionary.map { TransferOptions(discretionary: $0) }
+            if let resourceTimeout {
+                options = options ?? TransferOptions()
+                options?.timeoutIntervalForResource = resourceTimeout
+            }
             let tasks = try voipd().backgroundSession(identifier: session, options: options, delegate: self).getAllTasks()
             channel.report(.sessionOpened(session: session, tasks: tasks.map(\.task)))
         case .download(let session, let url, let path):
@@ -414,6 +418,11 @@ extension TestApp: BackgroundSessionDelegate {
         } catch {
             channel.report(.error(message: "chain: \(error)"))
         }
+    }
+
+    func backgroundSession(_ session: BackgroundSession, task: UInt64, didUpdate progress: TransferProgress) {
+        channel.report(.transferProgress(session: session.identifier, task: task, received: progress.bytesReceived,
+                                         expected: progress.bytesExpectedToReceive, sent: progress.bytesSent))
     }
 
     func backgroundSession(_ session: BackgroundSession, task: UInt64, didReceive challenge: AuthenticationChallenge) -> ChallengeAnswer {
