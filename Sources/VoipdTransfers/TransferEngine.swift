@@ -40,6 +40,8 @@ public struct TransferEngine: Sendable {
     public var configuration: TransferConfiguration
     public internal(set) var state: DurableState
     public internal(set) var tasks: [TransferTaskID: TransferTask] = [:]
+    /// Counters since this engine started (not durable).
+    public internal(set) var statistics = TransferStatistics()
 
     var now = Date(timeIntervalSince1970: 0)
     var actions: [TransferAction] = []
@@ -268,7 +270,9 @@ public struct TransferEngine: Sendable {
     }
 
     private mutating func presenceChanged(_ name: String, _ presence: AppPresence) {
+        let known = state.apps[name] != nil
         var app = self.app(name)
+        let limiter = app.limiter
         app.presence = presence
         switch presence {
         case .foreground:
@@ -290,7 +294,10 @@ public struct TransferEngine: Sendable {
             returnToPending(name) { if case .sent = $0 { return true } else { return false } }
         }
         state.apps[name] = app
-        stateChanged = true
+        // Presence, and what goes with it, is not carried over a restart (voipd says again):
+        // only the limiter is worth a record. voipd feeds the presence on the wake path of
+        // every app with transfers, which must not wait for a flush to disk.
+        if !known || app.limiter != limiter { stateChanged = true }
     }
 
     private mutating func networkChanged(_ network: NetworkStatus) {

@@ -19,6 +19,24 @@ struct PersistenceTests {
         #expect(driver.feed(.eventsHandled(app: Driver.app, done.delivery!.id)).forgotten == [id])
     }
 
+    @Test("the app's presence alone writes no record (it is fed on the wake path); a change of its limiter does")
+    func presenceIsNotWritten() {
+        var driver = Driver()
+        driver.open(.background)
+        #expect(!driver.feed(.appPresence(app: Driver.app, .suspended)).savedState)
+        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
+        #expect(!driver.feed(.appPresence(app: Driver.app, .suspended)).savedState)
+        // A completion resumes it: the limiter counts, and that is written.
+        let id = driver.download("a").id
+        driver.complete(id)
+        let delivered = driver.tickToDeadline()
+        #expect(delivered.delivery?.wake == .resume && delivered.savedState)
+        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
+        // The front resets the limiter.
+        #expect(driver.feed(.appPresence(app: Driver.app, .foreground)).savedState)
+        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
+    }
+
     @Test("records round-trip through JSON; a challenge's credential is never written")
     func codable() throws {
         var driver = Driver()
