@@ -245,12 +245,14 @@ public struct TransferTaskStatus: Codable, Sendable, Equatable {
     public var createdAt: Double
     /// When `timeoutIntervalForResource` runs out, seconds since the epoch.
     public var deadline: Double
+    /// A running attempt's bytes moved per second, on average since it started.
+    public var bytesPerSecond: Double?
 
     public init(task: UInt64, app: String, session: String, kind: TransferTaskKind, url: String, method: String, path: String,
                 priority: Double, discretionary: Bool, discretionaryInferred: Bool, state: State, waitReason: String? = nil,
                 waitUntil: Double? = nil, bytesSent: Int64, bytesExpectedToSend: Int64?, bytesReceived: Int64,
                 bytesExpectedToReceive: Int64?, attempts: Int, lastFailure: String?, httpStatus: Int? = nil, error: String? = nil,
-                createdAt: Double, deadline: Double) {
+                createdAt: Double, deadline: Double, bytesPerSecond: Double? = nil) {
         self.task = task
         self.app = app
         self.session = session
@@ -274,6 +276,7 @@ public struct TransferTaskStatus: Codable, Sendable, Equatable {
         self.error = error
         self.createdAt = createdAt
         self.deadline = deadline
+        self.bytesPerSecond = bytesPerSecond
     }
 }
 

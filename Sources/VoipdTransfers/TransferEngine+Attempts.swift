@@ -38,6 +38,7 @@ extension TransferEngine {
         let delta = moved - attempt.countedBytes
         guard delta > 0 else { return }
         state.budgets.record(delta, on: attempt.network, at: now, length: configuration.budgetWindow)
+        statistics.bytes += delta
         attempt.countedBytes = moved
         tasks[id]?.phase = .running(attempt)
     }
@@ -89,6 +90,7 @@ extension TransferEngine {
         }
         task.credential = nil
         task.phase = .finished(TransferCompletion(response: response, error: error, progress: task.progress), .pending(since: now))
+        statistics.completions[TransferStatistics.result(of: error), default: 0] += 1
         tasks[id] = task
         changedTasks.insert(id)
     }
@@ -97,6 +99,7 @@ extension TransferEngine {
     mutating func start(_ id: TransferTaskID) {
         guard var task = tasks[id] else { return }
         task.attemptsStarted += 1
+        statistics.attemptsStarted += 1
         task.phase = .running(RunningAttempt(number: task.attemptsStarted, startedAt: now, network: state.conditions.network.kind))
         var request = task.request
         if let credential = task.credential {

@@ -69,6 +69,7 @@ extension TransferEngine {
             // the resume rate limiter").
             app.limiter.recordResume(at: now, curve: configuration.resumeLimiter)
             app.wokenForEvents = true
+            if wake == .resume { statistics.resumes += 1 } else { statistics.relaunches += 1 }
         }
         state.apps[name] = app
         stateChanged = true

@@ -151,9 +151,44 @@ struct Commands {
 
     private func transfersCommand() throws -> ExitStatus {
         let name = try nameArgument(required: false)
-        let tasks = try control().transfers(app: name)
-        write(json ? Output.json(TransferTasksResult(tasks: tasks)) : Output.transfers(tasks))
-        return .ok
+        let follow = arguments.flag("--follow")
+        var interval = Duration.seconds(1)
+        if let text = arguments.option("--interval") {
+            guard follow else { throw UsageFailure(message: "--interval goes with --follow", verb: verb) }
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 3600 else {
+                throw UsageFailure(message: "--interval needs a number of seconds from 0.1 to 3600, not \(text)", verb: verb)
+            }
+            interval = .milliseconds(Int64(seconds * 1000))
+        }
+        let control = try control()
+        guard follow else {
+            let tasks = try control.transfers(app: name)
+            write(json ? Output.json(TransferTasksResult(tasks: tasks)) : Output.transfers(tasks))
+            return .ok
+        }
+        // Until interrupted, or until voipd goes away (an error): on a terminal the table is
+        // drawn again in place; otherwise each refresh follows the last (JSON: one line each).
+        let redraw = !json && Terminal.isTerminal(STDOUT_FILENO)
+        var next = MonotonicInstant.now
+        while true {
+            let tasks = try control.transfers(app: name)
+            if json {
+                write(Output.json(TransferTasksResult(tasks: tasks)))
+            } else if redraw {
+                write("\u{1b}[H\u{1b}[2J" + "voipd transfers, every \(interval.seconds) s (Ctrl-C ends)\n\n" + Output.transfers(tasks))
+            } else {
+                write(Output.transfers(tasks) + "\n")
+            }
+            next += interval
+            var nothing: [pollfd] = []
+            do {
+                _ = try poll(&nothing, timeoutMilliseconds: pollTimeout(until: next))
+            } catch {
+                // A signal that did not end voipctl (SIGWINCH) refreshes now; nothing else
+                // can fail a poll of no descriptors.
+                guard error == .interrupted else { throw error }
+            }
+        }
     }
 
     private func powerCommand() throws -> ExitStatus {

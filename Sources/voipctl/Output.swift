@@ -91,7 +91,7 @@ enum Output {
 
     /// Background transfers: one line each, with a progress bar when the size is known.
     static func transfers(_ tasks: [TransferTaskStatus]) -> String {
-        table(["TASK", "APP", "SESSION", "KIND", "STATE", "BYTES", "PROGRESS", "URL"], tasks.map { task in
+        table(["TASK", "APP", "SESSION", "KIND", "STATE", "BYTES", "RATE", "PROGRESS", "URL"], tasks.map { task in
             let done = task.kind == .download ? task.bytesReceived : task.bytesSent
             let expected = task.kind == .download ? task.bytesExpectedToReceive : task.bytesExpectedToSend
             var state = task.state.rawValue
@@ -99,6 +99,7 @@ enum Output {
             if let error = task.error { state += ": \(error)" }
             return ["\(task.task)", task.app, task.session, task.kind.rawValue, state,
                     TopValue.bytes(UInt64(max(done, 0))) + (expected.map { " / " + TopValue.bytes(UInt64(max($0, 0))) } ?? ""),
+                    task.bytesPerSecond.map { TopValue.bytes(UInt64(max($0, 0))) + "/s" } ?? "-",
                     expected.map { progressBar(done, of: $0) } ?? "-", task.url]
         })
     }

@@ -185,11 +185,15 @@ enum VerbTable {
             One line per transition: time, app, from, to, reason; --to keeps only transitions
             to those states (\(AppState.allCases.map(\.rawValue).joined(separator: ", "))).
             """),
-            VerbSpec(name: "transfers", section: .apps, operands: .app(required: false), summary: "background transfers: state, bytes, progress",
+            VerbSpec(name: "transfers", section: .apps, options: [
+                OptionSpec("--follow", alias: "-f", "refresh until interrupted (on a terminal, in place; --json: one line each time)"),
+                OptionSpec("--interval", value: ("SECONDS", .text), "with --follow, how often (default 1)"),
+            ], operands: .app(required: false), summary: "background transfers: state, bytes, rate, progress",
                      details: """
                      Each background download and upload voipd performs for apps (every app's, or
                      NAME's): its number, app, session, kind, state (and why it waits), bytes moved
-                     and expected, a progress bar, and its URL. --json gives every field.
+                     and expected, the running attempt's rate, a progress bar, and its URL. --json
+                     gives every field.
                      """),
             VerbSpec(name: "power", section: .system, options: [
                 OptionSpec("--source", value: ("SOURCE", .text), "externalPower, battery, or auto (what /sys/class/power_supply says)"),

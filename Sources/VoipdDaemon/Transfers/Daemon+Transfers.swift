@@ -199,7 +199,10 @@ extension Daemon {
             bytesSent: task.progress.bytesSent, bytesExpectedToSend: task.progress.bytesExpectedToSend,
             bytesReceived: task.progress.bytesReceived, bytesExpectedToReceive: task.progress.bytesExpectedToReceive,
             attempts: task.attemptsStarted, lastFailure: task.lastFailure, httpStatus: httpStatus, error: error,
-            createdAt: task.createdAt.timeIntervalSince1970, deadline: task.deadline.timeIntervalSince1970)
+            createdAt: task.createdAt.timeIntervalSince1970, deadline: task.deadline.timeIntervalSince1970,
+            bytesPerSecond: task.runningAttempt.map { attempt in
+                Double(attempt.countedBytes) / max(Date().timeIntervalSince(attempt.startedAt), 0.001)
+            })
     }
 
     // MARK: - The loop
