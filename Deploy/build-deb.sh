@@ -7,7 +7,7 @@
 # usage: Deploy/build-deb.sh BIN_DIR OUT_DIR
 #   BIN_DIR   a release build with the Swift runtime linked in:
 #             swift build -c release --static-swift-stdlib --product voipd   (and voipctl,
-#             voipd-client), then `swift build -c release --show-bin-path`
+#             voipd-transfer, voipd-client), then `swift build -c release --show-bin-path`
 #   OUT_DIR   where the .deb goes; its path is printed last
 set -euo pipefail
 
@@ -75,8 +75,9 @@ Description: iOS multitasking model for VoIP apps on Linux
  that a suspended softphone still rings. It runs as a systemd service with socket
  activation, a watchdog and the file descriptor store; voipctl controls it.
  .
- This package holds voipd, voipctl, the systemd units, the manual, shell completions,
- and libvoipd for C and C++ apps (voipd.h, libvoipd.so.1, libvoipd.a, voipd.pc).
+ This package holds voipd, voipctl, voipd's background-transfer agent, the
+ systemd units, the manual, shell completions, and libvoipd for C and C++ apps
+ (voipd.h, libvoipd.so.1, libvoipd.a, voipd.pc).
 CONTROL
 echo /etc/voipd/voipd.json > "$root/DEBIAN/conffiles"
 for script in postinst prerm postrm; do

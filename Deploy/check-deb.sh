@@ -53,6 +53,12 @@ expected=$("$bin/voipd" --version)
 [ "$(/usr/bin/voipd --version)" = "$expected" ] || fail "installed voipd --version: $(/usr/bin/voipd --version), built: $expected"
 /usr/bin/voipctl --version | grep -q "^voipctl ${expected#voipd }$" || fail "installed voipctl --version"
 /usr/bin/voipd --check-config --config /etc/voipd/voipd.json || fail "the installed configuration"
+# The transfer agent, where voipd looks for it, runs (its libraries resolve) and refuses to
+# work without voipd's socket as descriptor 3.
+agent_status=0
+agent_output=$(/usr/libexec/voipd/voipd-transfer 2>&1) || agent_status=$?
+[ "$agent_status" -eq 64 ] && grep -q "descriptor 3 must be a SOCK_SEQPACKET socket" <<< "$agent_output" \
+    || fail "the installed voipd-transfer (status $agent_status): $agent_output"
 dpkg-query --control-show voipd conffiles | grep -qx /etc/voipd/voipd.json || fail "voipd.json is not a conffile"
 getent group voipd >/dev/null || fail "no group voipd (systemd-sysusers in postinst)"
 [ -d /run/voipd ] || fail "no /run/voipd (systemd-tmpfiles in postinst)"

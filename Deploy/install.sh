@@ -4,7 +4,7 @@
 # build from the debug binaries and compile a C program against.
 #
 # usage: Deploy/install.sh BIN_DIR DESTDIR
-#   BIN_DIR   `swift build --show-bin-path`: voipd, voipctl and libvoipd-client.a
+#   BIN_DIR   `swift build --show-bin-path`: voipd, voipctl, voipd-transfer and libvoipd-client.a
 #   DESTDIR   the root to install under (a staging directory)
 # The layout follows the machine's own: systemd.pc gives the unit, sysusers.d and
 # tmpfiles.d directories (Debian 12: /lib/systemd/system), the C compiler the multiarch
@@ -31,7 +31,7 @@ includedir=$prefix/include
 mandir=$prefix/share/man
 docdir=$prefix/share/doc/voipd
 
-for file in voipd voipctl libvoipd-client.a; do
+for file in voipd voipctl voipd-transfer libvoipd-client.a; do
     [ -e "$bin/$file" ] || { echo "install.sh: $bin/$file is missing (swift build first)" >&2; exit 2; }
 done
 # One source for the version: the program's own.
@@ -44,6 +44,11 @@ for program in voipd voipctl; do
     install -m 0755 "$bin/$program" "$dest$prefix/bin/$program"
     strip --strip-debug "$dest$prefix/bin/$program"
 done
+# The transfer agent voipd starts for background transfers (it alone links
+# FoundationNetworking), where voipd looks for it: $prefix/libexec/voipd.
+install -d "$dest$prefix/libexec/voipd"
+install -m 0755 "$bin/voipd-transfer" "$dest$prefix/libexec/voipd/voipd-transfer"
+strip --strip-debug "$dest$prefix/libexec/voipd/voipd-transfer"
 
 # systemd: the units, pointing at the installed programs and documents.
 install -d "$dest$unitdir" "$dest$sysusersdir" "$dest$tmpfilesdir"

@@ -5,7 +5,7 @@ import VoipdSystem
 /// account it runs as. One agent serves every app of one account, and runs as that account,
 /// so that a root voipd never reads or writes a file the app's user could not.
 public struct TransferAgentLauncher {
-    /// `voipd-transfer`; by default the one beside the running executable.
+    /// `voipd-transfer`; by default ``defaultExecutable``.
     public var executable: String
     /// The agent's environment: voipd's PATH, locale, time zone, proxy and CA settings, no
     /// more (libcurl reads the proxy and CA variables).
@@ -26,9 +26,23 @@ public struct TransferAgentLauncher {
         self.standardError = standardError
     }
 
+    /// The agent beside the running executable (a build's directory), else where a package
+    /// installs it for `<prefix>/bin/voipd`: `<prefix>/libexec/voipd/voipd-transfer`
+    /// (Deploy/install.sh).
     public static var defaultExecutable: String {
-        guard let path = currentExecutablePath(), let slash = path.lastIndex(of: "/") else { return "voipd-transfer" }
-        return String(path[..<slash]) + "/voipd-transfer"
+        guard let path = currentExecutablePath() else { return "voipd-transfer" }
+        return agentExecutable(forProgram: path) { access($0, X_OK) == 0 }
+    }
+
+    /// Where the agent of the program at `program` is, `isExecutable` saying which exists.
+    public static func agentExecutable(forProgram program: String, isExecutable: (String) -> Bool) -> String {
+        guard let slash = program.lastIndex(of: "/") else { return "voipd-transfer" }
+        let directory = String(program[..<slash])
+        let beside = directory + "/voipd-transfer"
+        if isExecutable(beside) { return beside }
+        let prefix = directory.lastIndex(of: "/").map { String(directory[..<$0]) } ?? ""
+        let installed = prefix + "/libexec/voipd/voipd-transfer"
+        return isExecutable(installed) ? installed : beside
     }
 
     public static func defaultEnvironment() -> [String] {

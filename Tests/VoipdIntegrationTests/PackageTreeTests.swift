@@ -29,7 +29,7 @@ struct PackageTreeTests {
         let libdir = "/usr/lib" + (multiarch.isEmpty ? "" : "/\(multiarch)")
         let unitdir = (try? runCommand([Self.pkgConfig, "--variable=systemdsystemunitdir", "systemd"]))
             .map { $0.output.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/lib/systemd/system"
-        var expected = ["/usr/bin/voipd", "/usr/bin/voipctl", "/etc/voipd/voipd.json", "/usr/include/voipd.h",
+        var expected = ["/usr/bin/voipd", "/usr/bin/voipctl", "/usr/libexec/voipd/voipd-transfer", "/etc/voipd/voipd.json", "/usr/include/voipd.h",
                         "\(libdir)/libvoipd.so.1", "\(libdir)/libvoipd.so", "\(libdir)/libvoipd.a", "\(libdir)/pkgconfig/voipd.pc",
                         "/usr/share/bash-completion/completions/voipctl", "/usr/share/zsh/vendor-completions/_voipctl",
                         "/usr/share/fish/vendor_completions.d/voipctl.fish", "/usr/share/doc/voipd/DEPLOY.md"]
