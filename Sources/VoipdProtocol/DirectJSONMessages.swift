@@ -16,15 +16,7 @@ extension SocketNameRequest: DirectJSONEncodable, DirectJSONDecodable {
     private static let keys: [StaticString] = ["id", "name"]
 
     init?(directJSON reader: inout DirectJSONReader) {
-        var id: UInt64?
-        var name: String?
-        guard reader.object(keys: Self.keys, { key, reader in
-            switch key {
-            case 0: id = reader.integer()
-            default: name = reader.string()
-            }
-            return key == 0 ? id != nil : name != nil
-        }), let id, let name else { return nil }
+        guard let (id, name) = reader.twoKeyObject(keys: Self.keys, { $0.integer(UInt64.self) }, { $0.string() }) else { return nil }
         self.init(id: id, name: name)
     }
 }
@@ -39,11 +31,7 @@ extension AcknowledgeMessage: DirectJSONEncodable, DirectJSONDecodable {
     private static let keys: [StaticString] = ["event"]
 
     init?(directJSON reader: inout DirectJSONReader) {
-        var event: UInt64?
-        guard reader.object(keys: Self.keys, { _, reader in
-            event = reader.integer()
-            return event != nil
-        }), let event else { return nil }
+        guard let event = reader.oneKeyObject(keys: Self.keys, { $0.integer(UInt64.self) }) else { return nil }
         self.init(event: event)
     }
 }
@@ -92,12 +80,7 @@ extension ProtocolError: DirectJSONEncodable, DirectJSONDecodable {
     private static let keys: [StaticString] = ["code", "message"]
 
     init?(directJSON reader: inout DirectJSONReader) {
-        var code: String?
-        var message: String?
-        guard reader.object(keys: Self.keys, { key, reader in
-            if key == 0 { code = reader.string() } else { message = reader.string() }
-            return key == 0 ? code != nil : message != nil
-        }), let code, let message else { return nil }
+        guard let (code, message) = reader.twoKeyObject(keys: Self.keys, { $0.string() }, { $0.string() }) else { return nil }
         // As init(from:) reads a code this version does not know.
         if let known = Code(rawValue: code) {
             self.init(known, message)
@@ -159,11 +142,7 @@ extension SocketResult: DirectJSONEncodable, DirectJSONDecodable {
     private static let keys: [StaticString] = ["socket"]
 
     init?(directJSON reader: inout DirectJSONReader) {
-        var socket: HeldSocketStatus?
-        guard reader.object(keys: Self.keys, { _, reader in
-            socket = HeldSocketStatus(directJSON: &reader)
-            return socket != nil
-        }), let socket else { return nil }
+        guard let socket = reader.oneKeyObject(keys: Self.keys, { HeldSocketStatus(directJSON: &$0) }) else { return nil }
         self.init(socket: socket)
     }
 }

@@ -82,6 +82,34 @@ struct DirectJSONReader {
         return take(UInt8(ascii: "}"))
     }
 
+    /// Reads an object whose one known key (`keys` holds it alone) has the value `value`
+    /// reads: nil when it is not such an object, or the key is missing.
+    mutating func oneKeyObject<T>(keys: [StaticString], _ value: (inout DirectJSONReader) -> T?) -> T? {
+        var result: T?
+        guard object(keys: keys, { _, reader in
+            result = value(&reader)
+            return result != nil
+        }) else { return nil }
+        return result
+    }
+
+    /// Reads an object whose two known keys (`keys` holds them, in this order) have the
+    /// values `first` and `second` read: nil when it is not such an object, or a key is
+    /// missing.
+    mutating func twoKeyObject<First, Second>(keys: [StaticString], _ first: (inout DirectJSONReader) -> First?,
+                                              _ second: (inout DirectJSONReader) -> Second?) -> (First, Second)? {
+        var values: (First?, Second?)
+        guard object(keys: keys, { key, reader in
+            if key == 0 {
+                values.0 = first(&reader)
+                return values.0 != nil
+            }
+            values.1 = second(&reader)
+            return values.1 != nil
+        }), let one = values.0, let two = values.1 else { return nil }
+        return (one, two)
+    }
+
     private static let maximumDepth = 32
     private var depth = 0
 
