@@ -119,20 +119,24 @@ enum SoftphonesBenchmark {
     }
 
     private static func measure(_ phone: Phone, _ options: Options) throws -> Figures {
-        let network = try SoftphoneNamespace()
+        // Through the guard: a bench that dies leaves nothing behind.
+        let network = try PrivateNetwork(defaultRoute: true, wrap: GuardedExec.wrap)
         defer { network.stop() }
-        try startKamailio(in: network, binary: options.kamailio)
+        try NamespacedKamailio.start(in: network, binary: options.kamailio, port: 5060)
         progress("\(phone.rawValue): starting and registering")
         let pid: pid_t
         let dial: String
-        // linphonec's standard input, held open until the measurements end.
-        var input: DescriptorBox?
+        // linphonec, whose standard input is held open until the measurements end.
+        var linphonec: Linphonec?
         switch phone {
         case .baresipTCP, .baresipUDP:
-            pid = try startBaresip(in: network, name: "callee", sipPort: 5070, user: "alice", transport: phone == .baresipTCP ? "tcp" : "udp")
+            let transport = phone == .baresipTCP ? "tcp" : "udp"
+            pid = try Baresip(in: network, name: "callee", sipPort: 5070, user: "alice", transport: transport, control: false).pid
             dial = "sip:alice@127.0.0.1"
         case .linphonec:
-            (pid, input) = try startLinphonec(in: network, sipPort: 5070)
+            let phone = try Linphonec(in: network, sipPort: 5070, registrarPort: 5060, user: "carol")
+            linphonec = phone
+            pid = phone.pid
             dial = "sip:carol@127.0.0.1"
         }
         let idleDiscovery = try SocketDiscovery.discover(root: pid)
@@ -147,10 +151,10 @@ enum SoftphonesBenchmark {
         let sample = median(options.repetitions) { _ = ProcFS.activity(of: [pid]) }
 
         progress("\(phone.rawValue): in a call for \(options.callSeconds) s")
-        let caller = try startBaresip(in: network, name: "caller", sipPort: 5080, user: "bob", transport: "udp", dial: dial)
+        let caller = try Baresip(in: network, name: "caller", sipPort: 5080, user: "bob", transport: "udp", dial: dial)
         let call = try activity(of: pid, over: .seconds(options.callSeconds))
-        network.stop(caller)
-        withExtendedLifetime(input) {}
+        network.stop(caller.process)
+        withExtendedLifetime(linphonec) {}
 
         return Figures(phone: phone.rawValue, idleSeconds: idle.activity.interval.seconds,
                        idleWakeupsPerMinute: idle.activity.runsPerSecond * 60,
@@ -197,43 +201,5 @@ enum SoftphonesBenchmark {
             }
             return times.sorted()[times.count / 2]
         }
-    }
-
-    private static func startKamailio(in network: SoftphoneNamespace, binary: String) throws {
-        let run = network.directory + "/kamailio"
-        mkdir(run, 0o755)
-        let configuration = packageDirectory + "/Deploy/kamailio/kamailio.cfg"
-        try network.start([binary, "-f", configuration, "-A", "SIP_PORT=5060", "-l", "udp:127.0.0.1:5060", "-l", "tcp:127.0.0.1:5060",
-                           "-DD", "-E", "-Y", run, "-P", run + "/kamailio.pid", "-w", run, "-m", "64", "-M", "8"], log: "kamailio.log")
-        try network.waitForLog("kamailio.log", containing: "voipd: kamailio ready", timeout: .seconds(15))
-    }
-
-    /// baresip as the tests run it (aubridge audio, answering by itself); `dial`: call at start.
-    private static func startBaresip(in network: SoftphoneNamespace, name: String, sipPort: UInt16, user: String, transport: String,
-                                     dial: String? = nil) throws -> pid_t {
-        let directory = network.directory + "/" + name
-        mkdir(directory, 0o755)
-        try writeTextFile(SoftphoneConfiguration.baresip(address: SoftphoneNamespace.address, sipPort: sipPort), to: directory + "/config")
-        try writeTextFile(SoftphoneConfiguration.baresipAccount(user: user, registrar: "127.0.0.1", transport: transport), to: directory + "/accounts")
-        let pid = try network.start(["/usr/bin/baresip", "-f", directory] + (dial.map { ["-e", "/dial \($0)"] } ?? []), log: name + ".log")
-        try network.waitForLog(name + ".log", containing: dial == nil ? "200 OK" : "Call established", timeout: .seconds(15))
-        return pid
-    }
-
-    /// linphonec as the tests run it (UDP only, answering by itself), registered as carol.
-    private static func startLinphonec(in network: SoftphoneNamespace, sipPort: UInt16) throws -> (pid_t, DescriptorBox) {
-        let home = network.directory + "/linphone"
-        for part in ["", "/.local", "/.local/share", "/.local/share/linphone"] { mkdir(home + part, 0o755) }
-        try writeTextFile(SoftphoneConfiguration.linphonerc(sipPort: sipPort, registrarPort: 5060, user: "carol"), to: home + "/linphonerc")
-        // Its commands come from standard input: a pipe that stays open and silent.
-        let pipe = try makePipe()
-        let readEnd = pipe.first
-        let writeEnd = pipe.second
-        let pid = try network.start(["/usr/bin/linphonec", "-c", home + "/linphonerc", "-a", "-d", "4", "-l", network.path("linphonec.log")],
-                                    log: "linphonec.out", environment: currentEnvironment().filter { !$0.hasPrefix("HOME=") } + ["HOME=\(home)"],
-                                    input: readEnd.rawValue)
-        let input = DescriptorBox(writeEnd)
-        try network.waitForLog("linphonec.log", containing: "LinphoneRegistrationOk", timeout: .seconds(30))
-        return (pid, input)
     }
 }

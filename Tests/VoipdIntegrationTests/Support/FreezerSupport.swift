@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// Waits until the cgroup reports every task frozen, the way voipd's loop will confirm a

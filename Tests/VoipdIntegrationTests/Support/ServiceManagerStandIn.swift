@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// One sd_notify datagram: its `KEY=VALUE` lines.
 struct NotifyMessage: CustomStringConvertible {

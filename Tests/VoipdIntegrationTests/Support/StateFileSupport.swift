@@ -4,6 +4,7 @@ import Glibc
 import Testing
 import VoipClient
 import VoipdSystem
+import VoipdTestSupport
 
 /// State files written by the tests, in the format voipd writes (docs/CONFIGURATION.md):
 /// what an attacker, a damaged disk or a reused pid could leave for a voipd to find.
