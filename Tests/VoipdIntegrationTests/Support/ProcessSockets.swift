@@ -34,10 +34,14 @@ private func internetSockets(of pid: pid_t, in tables: [String]) -> [ProcessTCPS
         if link.hasPrefix("socket:[") { inodes.insert(Substring(link.dropFirst(8).dropLast())) }
     }
     var sockets: [ProcessTCPSocket] = []
+    // The kernel writes these tables a page at a time, going on from a position that moves
+    // when other sockets come and go between two reads: a line can come twice. A socket's
+    // inode is its own, so it is counted once.
+    var seen = Set<Substring>()
     for table in tables {
         for line in (ProcFS.read(table) ?? "").split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
-            guard fields.count > 9, inodes.contains(fields[9]),
+            guard fields.count > 9, inodes.contains(fields[9]), seen.insert(fields[9]).inserted,
                   let local = fields[1].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }),
                   let remote = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }),
                   let state = UInt8(fields[3], radix: 16) else { continue }
