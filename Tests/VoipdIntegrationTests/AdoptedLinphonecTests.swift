@@ -39,8 +39,7 @@ struct AdoptedLinphonecTests {
         let log = network.directory + "/" + Linphonec.log
         _ = try harness.control.launchManifest("carol")
         try waitForText("LinphoneRegistrationOk", in: log, timeout: .seconds(30))
-        _ = try harness.control.command(.background, "carol")
-        try harness.waitForState("carol", .suspended, timeout: .seconds(30))
+        try harness.suspend("carol", timeout: .seconds(30))
         let pid = try #require(try harness.status("carol").pid)
         let adoption = try #require(try harness.status("carol").adoption)
         #expect(adoption.warning == nil, "\(adoption)")

@@ -53,8 +53,7 @@ struct AdoptionDaemonTests {
         let launched = try harness.status("reader")
         #expect(!launched.connected && launched.adoption?.rules == ["udp:local=127.0.0.1:*"])
 
-        _ = try harness.control.command(.background, "reader")
-        try harness.waitForState("reader", .suspended)
+        try harness.suspend("reader")
         let pid = try #require(try harness.status("reader").pid)
         #expect(ProcFS.state(of: pid) == "T", "stopped")
         let status = try harness.status("reader")
@@ -93,8 +92,7 @@ struct AdoptionDaemonTests {
     @Test("an in-place upgrade keeps an adopted program's copy: still suspended, woken by a datagram through the new program, the same one socket held, nothing leaked")
     func upgradeKeepsTheAdoption() throws {
         try withLaunchedReader { harness, output, port in
-            _ = try harness.control.command(.background, "reader")
-            try harness.waitForState("reader", .suspended)
+            try harness.suspend("reader")
             let pid = try #require(try harness.status("reader").pid)
             let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
 
@@ -186,8 +184,7 @@ struct AdoptionDaemonTests {
         #expect(launched.status == 0 && launched.output == "reader\n", "\(launched.output)")
         #expect(MonotonicInstant.now - started < .seconds(5), "no wait for a connection that will never come")
         try waitForText("port ", in: output)
-        _ = try harness.control.command(.background, "reader")
-        try harness.waitForState("reader", .suspended)
+        try harness.suspend("reader")
         let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "status", "reader"])
         #expect(table.output.contains("reader: adopts udp:local=127.0.0.1:*; 1 socket held, 0 ignored"), "\(table.output)")
         #expect(table.output.contains("activity: quiet"), "\(table.output)")
@@ -206,8 +203,7 @@ struct AdoptionDaemonTests {
         _ = try harness.control.launch(["/usr/bin/python3", "-u", "-c", Self.udpReader], name: "reader",
                                        adopt: ["udp:local=*:1"], output: file.rawValue)
         try waitForText("port ", in: output)
-        _ = try harness.control.command(.background, "reader")
-        try harness.waitForState("reader", .suspended)
+        try harness.suspend("reader")
         let adoption = try #require(try harness.status("reader").adoption)
         #expect(adoption.adopted.isEmpty && adoption.ignored == 1)
         #expect(adoption.warning?.contains("nothing can wake") == true, "\(adoption)")
@@ -239,8 +235,7 @@ struct AdoptionDaemonTests {
         _ = try harness.control.launch(network.entering(command), name: "alice", adopt: ["sip"], output: output.rawValue)
         try waitForText("200 OK", in: log, timeout: .seconds(15))
 
-        _ = try harness.control.command(.background, "alice")
-        try harness.waitForState("alice", .suspended)
+        try harness.suspend("alice")
         let pid = try #require(try harness.status("alice").pid)
         #expect(ProcFS.state(of: pid) == "T")
         let adoption = try #require(try harness.status("alice").adoption)

@@ -53,8 +53,7 @@ struct CallStateTests {
         try app.send(.audioSession(active: true))
         let refusal = try app.expect(\.audioSessionRefusal)
         #expect(refusal.contains("\"calls\": false"), "\(refusal)")
-        try harness.control.command(.background, "mute")
-        try harness.waitForState("mute", .suspended)
+        try harness.suspend("mute")
     }
 
     @Test("the maximum call duration ends the call state; the app is suspended")

@@ -255,8 +255,7 @@ struct ControlTopTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         try Self.launchSleeper(harness, "sleeper")
-        try harness.control.command(.background, "sleeper")
-        try harness.waitForState("sleeper", .suspended)
+        try harness.suspend("sleeper")
         let pid = try #require(try harness.status("sleeper").pid)
 
         let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "top"])

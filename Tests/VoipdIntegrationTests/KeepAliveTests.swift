@@ -17,8 +17,7 @@ struct KeepAliveTests {
         #expect(answer.keepAliveRefusal?.contains("minimum") == true, "\(answer)")
 
         for app in [first, second] {
-            try harness.control.command(.background, app.name)
-            try harness.waitForState(app.name, .suspended)
+            try harness.suspend(app.name)
         }
         // Both are suspended; each, briefly in the foreground, sets its keep-alive: the first
         // 4 s, then the second 3 s. Their deadlines are 1 s apart less the time x between the

@@ -148,8 +148,7 @@ struct LibvoipdTests {
         #expect(try harness.control.sockets("capp").map(\.name) == ["sip"])
 
         // Background: the events, a background task begun and ended in the handler, SIGSTOP.
-        try harness.control.command(.background, "capp")
-        try harness.waitForState("capp", .suspended, timeout: .seconds(60))
+        try harness.suspend("capp", timeout: .seconds(60))
         #expect(processState(pid) == "T")
         try waitForText("\(pid) event: didEnterBackground -> background", in: output)
         try waitForText("\(pid) background task 1: success, success", in: output)
@@ -252,8 +251,7 @@ struct LibvoipdTests {
         #expect(try second.control.sockets("capp").map(\.name) == ["sip"])
         #expect(try second.status("capp").pid == pid)
 
-        try second.control.command(.background, "capp")
-        try second.waitForState("capp", .suspended)
+        try second.suspend("capp")
         #expect(processState(pid) == "T")
         try app.remote.write("ping\n")
         try waitForText("\(pid) peer: ping", in: output)

@@ -23,8 +23,7 @@ struct MemoryPressureTests {
                 _ = try peer.accept()
                 try app.expect(.registered(socket: "sip"))
             }
-            try harness.control.command(.background, name)
-            try harness.waitForState(name, .suspended)
+            try harness.suspend(name)
         }
         let busy = try harness.launchTestApp("busy")
         try busy.send(.allocate(megabytes: 200))

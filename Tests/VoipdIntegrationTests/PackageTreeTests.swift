@@ -86,8 +86,7 @@ struct PackageTreeTests {
         let pid = try #require(launched.pid)
         _ = try peer.accept()
         try waitForText("\(pid) registered sip: ok", in: output)
-        try harness.control.command(.background, "installed")
-        try harness.waitForState("installed", .suspended)
+        try harness.suspend("installed")
         #expect(processState(pid) == "T")
     }
 }

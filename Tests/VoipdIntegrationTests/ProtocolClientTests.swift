@@ -37,8 +37,7 @@ struct ProtocolClientTests {
         try waitForText("pyclient: active, VoIP socket registered", in: output)
         #expect(try harness.control.sockets("pyclient").map(\.name) == ["sip"])
 
-        try harness.control.command(.background, "pyclient")
-        try harness.waitForState("pyclient", .suspended)
+        try harness.suspend("pyclient")
         #expect(processState(pid) == "T")
         try waitForText("event: didEnterBackground -> background", in: output)
 

@@ -31,8 +31,7 @@ struct ReachabilityTests {
         let rig = try ManifestRig(app: "clock", keys: #""reachable": false"#)
         defer { rig.stop() }
         let harness = rig.harness
-        try harness.control.command(.background, "clock")
-        try harness.waitForState("clock", .suspended)
+        try harness.suspend("clock")
         #expect(try harness.status("clock").reachable == nil)
         #expect(!harness.log.contains("clock: suspended with no VoIP socket"))
     }

@@ -72,8 +72,7 @@ struct ReclaimTests {
         let presenceRemote = try peer.accept()
         try app.expect(.connected(socket: "presence"))
         if !lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
-        try harness.control.command(.background, "late")
-        try harness.waitForState("late", .suspended)
+        try harness.suspend("late")
         #expect(try presenceRemote.read() == "")
         #expect(try harness.status("late").reclaimedSockets == 1, "only the TCP socket; the report channel (Unix) is intact")
         try harness.control.command(.foreground, "late")

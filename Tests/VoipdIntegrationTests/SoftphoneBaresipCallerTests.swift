@@ -44,8 +44,7 @@ struct SoftphoneBaresipCallerTests {
         let pid = try #require(launched.pid)
         try waitForText("sip: registered for", in: logPath, timeout: .seconds(20))
         #expect(try harness.control.sockets("phone").map(\.name) == reach.held)
-        try harness.control.command(.background, "phone")
-        try harness.waitForState("phone", .suspended)
+        try harness.suspend("phone")
         #expect(processState(pid) == "T")
 
         // Returns once baresip logs "Call established": the suspended phone answered it.

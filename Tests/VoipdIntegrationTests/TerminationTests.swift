@@ -33,8 +33,7 @@ struct TerminationTests {
         try app.expectEvent(.didBecomeActive)
         try harness.waitForState("phone", .active)
         #expect(!app.received(.didEnterBackground))
-        try harness.control.command(.background, "phone")
-        try harness.waitForState("phone", .suspended)
+        try harness.suspend("phone")
         #expect(throws: VoipdError.self) { try harness.control.command(.interrupt, "phone") }
     }
 
@@ -54,8 +53,7 @@ struct TerminationTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let app = try harness.launchTestApp("phone")
-        try harness.control.command(.background, "phone")
-        try harness.waitForState("phone", .suspended)
+        try harness.suspend("phone")
         try harness.control.command(.terminate, "phone")
         let ended = try harness.waitForState("phone", .terminated)
         #expect(ended.reason.contains("no willTerminate"))

@@ -33,8 +33,7 @@ struct TransitionTimeTests {
                                        output: output.rawValue)
         do { try waitForText("ready", in: notes) } catch { Issue.record("\(error)\nits output:\n\(ProcFS.read(harness.directory + "/spinner.log") ?? "")"); return }
         for round in 1...10 {
-            try harness.control.command(.background, "spinner")
-            try harness.waitForState("spinner", .suspended)
+            try harness.suspend("spinner")
             // Stopped, it writes nothing: what it writes next is the instant it ran again.
             #expect(truncate(notes, 0) == 0)
             // A line it had timed but not written when the stop came lands after the resume

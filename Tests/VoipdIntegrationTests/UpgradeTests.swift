@@ -81,8 +81,7 @@ struct UpgradeTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let app = try harness.launchTestApp("phone")
-        try harness.control.command(.background, "phone")
-        try harness.waitForState("phone", .suspended)
+        try harness.suspend("phone")
         try harness.daemon.pidfd.send(SIGUSR2)
         // The follower's connection is carried over: the next transitions still arrive on it.
         try harness.control.command(.foreground, "phone")

@@ -20,8 +20,7 @@ struct WakeRaceTests {
         // time leaves it read and unanswered.
         let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--echo", "100"])
         // An echoing app reports no events: the state says when it is asleep.
-        try harness.control.command(.background, app.name)
-        try harness.waitForState(app.name, .suspended)
+        try harness.suspend(app.name)
 
         var answers = Answers(remote)
         var generator = SystemRandomNumberGenerator()
@@ -50,8 +49,7 @@ struct WakeRaceTests {
         let app = try harness.launchTestApp("phone", ["--echo", "100"])
         try app.send(.registerServing(socket: "sip", transport: transport))
         let port = try app.expect(\.listeningPort)
-        try harness.control.command(.background, app.name)
-        try harness.waitForState(app.name, .suspended)
+        try harness.suspend(app.name)
 
         let datagrams = try Socket.bindUDP()
         try Socket.connectDatagram(datagrams, host: "127.0.0.1", port: port)

@@ -27,8 +27,7 @@ struct AdoptedBaresip {
             _ = try openFile(log, flags: O_WRONLY | O_CREAT)
             _ = try harness.control.launchManifest(Self.name)
             try waitForText("200 OK", in: log, timeout: .seconds(15))
-            _ = try harness.control.command(.background, Self.name)
-            try harness.waitForState(Self.name, .suspended)
+            try harness.suspend(Self.name)
             pid = try #require(try harness.status(Self.name).pid)
         } catch {
             harness.stop()

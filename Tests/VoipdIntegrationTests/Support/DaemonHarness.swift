@@ -111,6 +111,13 @@ final class DaemonHarness {
         throw TimedOut(description: "\(app) did not reach \(state.rawValue); status: \((try? control.status(app)) ?? []); log tail:\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
     }
 
+    /// Sends `app` to the background and waits until voipd has suspended it.
+    @discardableResult
+    func suspend(_ app: String, timeout: Duration = .seconds(20)) throws -> TransitionRecord {
+        _ = try control.command(.background, app)
+        return try waitForState(app, .suspended, timeout: timeout)
+    }
+
     /// The next transition of any app, in the order the daemon made them (those seen but not
     /// taken by ``waitForState(_:_:timeout:)`` first).
     func nextTransition(timeout: Duration = .seconds(20)) throws -> TransitionRecord {

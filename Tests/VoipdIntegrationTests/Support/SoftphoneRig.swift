@@ -93,8 +93,7 @@ final class SoftphoneRig {
 
     /// Backgrounds the softphone and waits until voipd has suspended it (kernel state T).
     func suspend() throws {
-        try harness.control.command(.background, name)
-        try harness.waitForState(name, .suspended)
+        try harness.suspend(name)
         #expect(processState(pid) == "T", "voipd reports the softphone suspended: the kernel must too")
     }
 
