@@ -2,6 +2,7 @@ import Glibc
 import VoipClient
 import VoipdProtocol
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// The bench's end of one app's VoIP socket: the peer writes the stamps here.
@@ -73,11 +74,11 @@ final class AppFleet {
 
     /// Waits for the next app to connect its VoIP socket and announce its index.
     private func acceptApp(count: Int) throws -> (Int, PeerEnd) {
-        guard try waitReadable(listener.rawValue, milliseconds: 60_000) else {
+        guard try waitReadable(listener.rawValue, until: MonotonicInstant.now + .seconds(60)) else {
             throw BenchError("no app connected within 60 s")
         }
         guard let connection = try Socket.accept(listener, nonBlocking: false).processed() else { return try acceptApp(count: count) }
-        guard try waitReadable(connection.rawValue, milliseconds: 30_000) else { throw BenchError("an app connected but did not announce itself") }
+        guard try waitReadable(connection.rawValue, until: MonotonicInstant.now + .seconds(30)) else { throw BenchError("an app connected but did not announce itself") }
         var index: UInt32 = 0
         guard recv(connection.rawValue, &index, 4, CInt(MSG_WAITALL)) == 4, Int(UInt32(littleEndian: index)) < count else {
             throw BenchError("an app connected with a bad announcement")
@@ -145,12 +146,3 @@ final class AppFleet {
     }
 }
 
-/// Polls one descriptor for input: true when readable, false on timeout.
-func waitReadable(_ fd: CInt, milliseconds: Int32) throws -> Bool {
-    var watched = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    while true {
-        let ready = poll(&watched, 1, milliseconds)
-        if ready >= 0 { return ready > 0 }
-        guard errno == EINTR else { throw Errno.current("poll") }
-    }
-}

@@ -2,6 +2,7 @@ import Glibc
 import VoipClient
 import VoipdSystem
 import VoipdTestSupport
+import VoipdVocabulary
 
 /// baresip, unmodified (Debian's baresip-core), as a callee of `voipd-bench sip`: on
 /// 127.0.0.1 at a free port, registering over TCP at the registrar (calls come down that
@@ -65,7 +66,7 @@ final class BaresipUnderTest: CalleeUnderTest {
     func stop() {
         guard let process else { return }
         try? process.pidfd.send(SIGTERM)
-        if (try? waitReadable(process.pidfd.descriptor.rawValue, milliseconds: 5000)) != true { try? process.pidfd.send(SIGKILL) }
+        if (try? waitReadable(process.pidfd.descriptor.rawValue, until: MonotonicInstant.now + .seconds(5))) != true { try? process.pidfd.send(SIGKILL) }
         _ = try? process.pidfd.waitForExit()
     }
 }

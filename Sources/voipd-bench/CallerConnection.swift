@@ -1,6 +1,7 @@
 import Glibc
 import SIP
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// The bench's side of the calls: one TCP connection to the registrar, opened once and
@@ -61,7 +62,7 @@ final class CallerConnection {
     /// Waits until readable and reads what is there into `unframed`; the time the read returned.
     private func readOnce(before deadline: MonotonicInstant, waitingFor what: String) throws -> UInt64 {
         while true {
-            guard MonotonicInstant.now < deadline, try waitReadable(descriptor.rawValue, milliseconds: pollTimeout(until: deadline)) else {
+            guard MonotonicInstant.now < deadline, try waitReadable(descriptor.rawValue, until: deadline) else {
                 throw BenchError("no \(what) from the registrar in time")
             }
             let count = recv(descriptor.rawValue, buffer.baseAddress, buffer.count, CInt(MSG_DONTWAIT))

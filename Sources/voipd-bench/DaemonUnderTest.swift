@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// A real voipd for the benchmark: its own control socket in a private directory, its log
@@ -93,7 +94,7 @@ final class DaemonUnderTest {
         let notify = try bindDatagramSocket(path: notifyPath)
         defer { unlink(notifyPath) }
         let deadline = MonotonicInstant.now + .milliseconds(milliseconds)
-        while MonotonicInstant.now < deadline, try waitReadable(notify.rawValue, milliseconds: pollTimeout(until: deadline)) {
+        while MonotonicInstant.now < deadline, try waitReadable(notify.rawValue, until: deadline) {
             if String(decoding: try notify.read(upTo: 4096), as: UTF8.self).contains("STATUS=") { return }
         }
     }

@@ -1,5 +1,7 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
+import VoipdVocabulary
 
 /// Whole lines from a pipe, with a time limit on each wait.
 final class LineReader {
@@ -19,7 +21,7 @@ final class LineReader {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            guard try waitReadable(descriptor.rawValue, milliseconds: timeoutMilliseconds) else { return nil }
+            guard try waitReadable(descriptor.rawValue, until: MonotonicInstant.now + .milliseconds(timeoutMilliseconds)) else { return nil }
             let bytes = try descriptor.read(upTo: 65536)
             guard !bytes.isEmpty else { throw BenchError("the report pipe closed") }
             buffer += bytes

@@ -1,5 +1,7 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
+import VoipdVocabulary
 
 extension PidFd {
     /// SIGTERM, then SIGKILL if it has not exited within `milliseconds`; reaps it. For the
@@ -7,7 +9,7 @@ extension PidFd {
     /// do not matter there).
     func terminate(graceMilliseconds milliseconds: Int32 = 5000) {
         try? send(SIGTERM)
-        if (try? waitReadable(descriptor.rawValue, milliseconds: milliseconds)) != true { try? send(SIGKILL) }
+        if (try? waitReadable(descriptor.rawValue, until: MonotonicInstant.now + .milliseconds(milliseconds))) != true { try? send(SIGKILL) }
         _ = try? waitForExit()
     }
 }

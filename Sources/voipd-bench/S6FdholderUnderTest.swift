@@ -41,7 +41,7 @@ final class S6FdholderUnderTest {
         try pipe.second.close()
         let deadline = started + .seconds(10)
         while true {
-            guard MonotonicInstant.now < deadline, try waitReadable(pipe.first.rawValue, milliseconds: pollTimeout(until: deadline)) else {
+            guard MonotonicInstant.now < deadline, try waitReadable(pipe.first.rawValue, until: deadline) else {
                 stop()
                 throw BenchError("s6-fdholder-daemon did not say it was ready within 10 s")
             }

@@ -1,5 +1,6 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 import VoipdVocabulary
 
 /// A point in time a wait must not pass.
@@ -17,13 +18,7 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Waits until `fd` is readable or the deadline passes.
+/// Waits until `fd` is readable or the deadline passes (an error is a no).
 func waitReadable(_ fd: CInt, _ deadline: Deadline) -> Bool {
-    while true {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let n = poll(&poller, 1, deadline.remainingMilliseconds)
-        if n > 0 { return true }
-        if n == 0 || deadline.hasPassed { return false }
-        if errno != EINTR { return false }
-    }
+    (try? waitReadable(fd, until: deadline.end)) ?? false
 }
