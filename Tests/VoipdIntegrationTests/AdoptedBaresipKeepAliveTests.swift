@@ -6,12 +6,10 @@ import VoipdProtocol
 import VoipdSystem
 import VoipdTestSupport
 
-private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-
 /// What an adopted program cannot ask for, voipd has to give it: keep-alive resumes for
 /// its own re-registration timers, and a call that lasts as long as it lasts.
 @Suite("voipd keeping an adopted baresip registered and in its calls", .serialized,
-       .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")))
+       .softphonesInPrivateNetwork())
 struct AdoptedBaresipKeepAliveTests {
     /// Kamailio grants 20 s whatever baresip asks; baresip refreshes at half of what it was
     /// granted (`rwait=50`); voipd's keep-alive minimum is 4 s, a fifth of the expiry (as

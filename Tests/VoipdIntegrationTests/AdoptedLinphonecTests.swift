@@ -7,14 +7,11 @@ import VoipdSystem
 import VoipdTestSupport
 import VoipdVocabulary
 
-private let linphonecToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-    && toolExists(Linphonec.binary)
-
 /// linphonec, the softphone where suspension pays most (it polls every 10 ms even idle),
 /// adopted by voipd end to end as the baresip tests do it: launched from a manifest, its one
 /// UDP SIP socket held, suspended once measured quiet, and woken by the INVITEs of real calls.
 @Suite("voipd adopting linphonec", .serialized,
-       .enabled(if: linphonecToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core, linphone-cli; \(PrivateNetwork.skipReason)")))
+       .softphonesInPrivateNetwork(linphonec: true))
 struct AdoptedLinphonecTests {
     @Test("linphonec adopted over UDP (sip:port=5070, quiet below 150 wake-ups/s): suspended once quiet, it runs not once while suspended; 3 calls in a row each ring and are answered, it stays resumed through each call and is suspended after it, no ghost call",
           .timeLimit(.minutes(4)))

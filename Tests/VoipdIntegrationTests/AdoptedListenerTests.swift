@@ -7,14 +7,12 @@ import VoipdSystem
 import VoipdTestSupport
 import VoipdVocabulary
 
-private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-
 /// An adopted program reached on its listener: a registrar that does not reuse the phone's
 /// connection opens a new one to the phone's Contact, its SIP listening port. The `sip`
 /// preset adopts baresip's TCP listener, and voipd holds it as a listener (a waiting
 /// connection wakes the program, which accepts it itself).
 @Suite("voipd waking an adopted program on its listener", .serialized,
-       .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")))
+       .softphonesInPrivateNetwork())
 struct AdoptedListenerTests {
     @Test("baresip registered over TCP to a Kamailio without connection reuse, adopted with sip and suspended: the INVITE comes on a new connection to its listener, which wakes it; it rings and answers, accepts that connection itself, and is suspended again after the BYE",
           .timeLimit(.minutes(3)))

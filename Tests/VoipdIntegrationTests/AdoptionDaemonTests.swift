@@ -7,8 +7,6 @@ import VoipdSystem
 import VoipdTestSupport
 import VoipdVocabulary
 
-private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-
 /// voipd adopting programs that do not speak its protocol (issue 15): it finds their VoIP
 /// sockets, holds copies, suspends them once they are measured quiet, and wakes them when
 /// something arrives.
@@ -221,7 +219,7 @@ struct AdoptionDaemonTests {
     }
 
     @Test("baresip registered to Kamailio, adopted with sip and suspended, rings when called: it is woken, its auto-answer answers, and it is suspended again after the call",
-          .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")),
+          .softphonesInPrivateNetwork(),
           .timeLimit(.minutes(3)), arguments: ["tcp", "udp"])
     func baresipRings(_ transport: String) throws {
         let network = try PrivateNetwork()
@@ -260,7 +258,7 @@ struct AdoptionDaemonTests {
     }
 
     @Test("20 calls in a row to an adopted, suspended baresip (its manifest: sip, a 1 s quiet window): each one rings and is answered, it is suspended after each, and it never answers a call nobody made",
-          .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")),
+          .softphonesInPrivateNetwork(),
           .timeLimit(.minutes(5)))
     func twentyCalls() throws {
         let network = try PrivateNetwork()

@@ -11,8 +11,7 @@ import VoipdTestSupport
 /// key, duration and flag with its default.
 @Suite("Deploy files and configuration reference")
 struct DeployTests {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let root = packageDirectory
     static let deploy = root + "/Deploy"
     static let analyze = "/usr/bin/systemd-analyze"
 

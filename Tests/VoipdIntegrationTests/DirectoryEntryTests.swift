@@ -44,7 +44,7 @@ struct DirectoryEntryTests {
 
     @Test("no Swift source of the package reads an entry's d_name array whole")
     func noWholeArrayRead() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: packageDirectory)
         let pattern = "pointee." + "d_name"
         var offenders: [String] = []
         for folder in ["Sources", "Tests"] {

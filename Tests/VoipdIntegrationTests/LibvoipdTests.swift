@@ -19,8 +19,7 @@ struct LibvoipdTests {
     static let valgrind = "/usr/bin/valgrind"
     static let readelf = "/usr/bin/readelf"
 
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let root = packageDirectory
     static let sources = root + "/Sources/libvoipd"
     static let tests = root + "/Tests/libvoipd"
     /// The library product, built by `swift build` beside the other products.

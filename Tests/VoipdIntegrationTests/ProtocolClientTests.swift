@@ -14,8 +14,7 @@ struct ProtocolClientTests {
     static let gcc = "/usr/bin/gcc"
 
     /// Tests/protocol-clients, found from this file: Tests/VoipdIntegrationTests/<this file>.
-    static let clients = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol-clients").path
+    static let clients = packageDirectory + "/Tests/protocol-clients"
 
     @Test("the document's Python client registers its socket, is suspended, and wakes to read what its peer sent",
           .enabled(if: toolAvailableOrCI(python), "needs /usr/bin/python3 (with CI=true its absence is a failure)"))

@@ -12,8 +12,7 @@ import VoipdTestSupport
 @Suite("Resource limits", .serialized)
 struct ResourceLimitTests {
     static let python = "/usr/bin/python3"
-    static let hostileClient = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("protocol-clients/hostile_client.py").path
+    static let hostileClient = packageDirectory + "/Tests/protocol-clients/hostile_client.py"
 
     /// Runs the hostile client as uid 65534 with `--hold`; returns it (stopped by the test)
     /// and the JSON line it printed.

@@ -5,16 +5,13 @@ import VoipdSystem
 import VoipdTestSupport
 import VoipdVocabulary
 
-private let softphoneToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-    && toolExists(Linphonec.binary)
-
 /// What adoption sees of unmodified softphones registered to Kamailio: the `sip` preset
 /// must take their SIP sockets and nothing else, before and during a call, and the quiet
 /// detector must tell their idle from their calls. Each runs in a private network namespace
 /// (standard SIP ports, nobody else's sockets). Skipped without root, Kamailio, baresip or
 /// linphonec, unless CI=true, where that is a failure.
 @Suite("Unmodified softphones under adoption", .serialized,
-       .enabled(if: softphoneToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core, linphone-cli; \(PrivateNetwork.skipReason)")))
+       .softphonesInPrivateNetwork(linphonec: true))
 struct SoftphoneAdoptionTests {
     private func sockets(of pid: pid_t) throws -> [NetworkSocket] {
         let discovery = try SocketDiscovery.discover(root: pid)

@@ -4,15 +4,13 @@ import VoipClient
 import VoipdSystem
 import VoipdTestSupport
 
-private let callerToolsPresent = PrivateNetwork.isAvailable && toolExists(KamailioServer.binary) && toolExists(Baresip.binary)
-
 /// The softphone under voipd, suspended, called by a SIP user agent written outside this
 /// project: baresip (unmodified, over UDP) through Kamailio. All three in a private network
 /// (standard SIP ports, nobody else's); voipd stays outside, and launches the softphone
 /// into the network with nsenter (which execs it: the pid voipd tracks is the softphone's).
 /// Skipped without root, Kamailio or baresip, unless CI=true, where that is a failure.
 @Suite("Softphone called by baresip", .serialized,
-       .enabled(if: callerToolsPresent || runningUnderCI, Comment(rawValue: "needs kamailio, baresip-core; \(PrivateNetwork.skipReason)")))
+       .softphonesInPrivateNetwork())
 struct SoftphoneBaresipCallerTests {
     /// How the phone is reached: over the socket its REGISTER left from (`sip`), or, with
     /// `--listen`, over UDP on its unconnected socket (`sip`), over TCP on a connection

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Testing
 import VoipdTestSupport
 
 extension PrivateNetwork {
@@ -14,5 +15,16 @@ extension PrivateNetwork {
         manifest["arguments"] = ["-c", "exec \"$@\" \(redirections)", "sh"] + entering(command)
         try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: apps + "/\(app).json"))
         return apps
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs where Kamailio and baresip (and, with `linphonec`, linphonec) can run in a private
+    /// network, and always under CI=true, where their absence fails the test.
+    static func softphonesInPrivateNetwork(linphonec: Bool = false) -> Self {
+        let binaries = [KamailioServer.binary, Baresip.binary] + (linphonec ? [Linphonec.binary] : [])
+        let packages = "kamailio, baresip-core" + (linphonec ? ", linphone-cli" : "")
+        return .enabled(if: (PrivateNetwork.isAvailable && binaries.allSatisfy(toolExists)) || runningUnderCI,
+                        Comment(rawValue: "needs \(packages); \(PrivateNetwork.skipReason)"))
     }
 }

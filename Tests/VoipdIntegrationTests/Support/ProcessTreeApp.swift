@@ -1,16 +1,12 @@
 import Glibc
 import VoipdSystem
+import VoipdTestSupport
 
 /// Tests/cgroup-apps/process_tree.c, built with gcc: a process with threads and a child
 /// process with threads, every task running a little each millisecond and counting its ticks.
 enum ProcessTreeProgram {
     static let gcc = "/usr/bin/gcc"
-    static let source: String = {
-        // Tests/VoipdIntegrationTests/Support/ProcessTreeApp.swift → Tests/cgroup-apps/process_tree.c
-        var path = #filePath
-        for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-        return path + "/cgroup-apps/process_tree.c"
-    }()
+    static let source = packageDirectory + "/Tests/cgroup-apps/process_tree.c"
 
     /// Builds it into `directory` and returns the binary's path.
     static func build(in directory: String) throws -> String {

@@ -18,8 +18,7 @@ final class SocketZoo {
         let sockets: [Entry]
     }
 
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("adoption-programs/socket_zoo.py").path
+    static let script = packageDirectory + "/Tests/adoption-programs/socket_zoo.py"
 
     let process: TestProcess
     let directory: String
