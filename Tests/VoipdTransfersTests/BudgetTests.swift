@@ -70,9 +70,7 @@ struct BudgetTests {
 
     @Test("with no budget configured discretionary tasks are never held back by usage")
     func noBudget() {
-        var configuration = TransferConfiguration.testing
-        configuration.dailyBudget = nil
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.dailyBudget = nil }
         driver.open()
         driver.complete(driver.download("a").id, bytes: 1_000_000)
         let id = discretionary(&driver, "b")

@@ -30,11 +30,11 @@ struct DeliveryTests {
     /// next, suspend… Each transfer takes 1 s. Returns the delays between a completion on
     /// the wire and the resume that hands it over, and between a task's creation and its start.
     private func chain(_ placement: ResumeLimiterPlacement, length: Int) -> (resumeDelays: [Double], startDelays: [Double]) {
-        var configuration = TransferConfiguration.testing
-        configuration.resumeLimiter.placement = placement
-        // Tasks created in the background are discretionary: no budget to hold them back here.
-        configuration.dailyBudget = nil
-        var driver = Driver(configuration: configuration)
+        var driver = Driver {
+            $0.resumeLimiter.placement = placement
+            // Tasks created in the background are discretionary: no budget to hold them back here.
+            $0.dailyBudget = nil
+        }
         driver.open()
         var id = driver.download("chain-0").id
         driver.feed(.appPresence(app: Driver.app, .background))
@@ -84,28 +84,21 @@ struct DeliveryTests {
 
     @Test("a task created while the app runs on its own in the background is not delayed (iOS 8 placement)")
     func notWokenNotDelayed() {
-        var configuration = TransferConfiguration.testing
-        configuration.resumeLimiter.placement = .delayNewTasks
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.resumeLimiter.placement = .delayNewTasks }
         driver.open(.background)
         #expect(driver.download("a").step.started.count == 1)
     }
 
     @Test("iOS 8 placement: a challenge resumes the app at once and counts; the stalled task is not delayed when answered")
     func challengeImmediate() {
-        var configuration = TransferConfiguration.testing
-        configuration.resumeLimiter.placement = .delayNewTasks
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.resumeLimiter.placement = .delayNewTasks }
         driver.open()
         let id = driver.download("a").id
         let earlier = [driver.download("x").id, driver.download("y").id]
         driver.feed(.appPresence(app: Driver.app, .suspended))
         // Two earlier wakes raise the level to 2.
         for other in earlier {
-            driver.complete(other)
-            driver.tickToDeadline()
-            driver.feed(.appPresence(app: Driver.app, .background))
-            driver.feed(.appPresence(app: Driver.app, .suspended))
+            driver.completeWhileSuspended(other)
         }
         #expect(driver.engine.app(Driver.app).limiter.level == 2)
         let challenged = driver.report(id, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic realm=r"])), TransferProgress()))
@@ -143,10 +136,7 @@ struct DeliveryTests {
         driver.feed(.appPresence(app: Driver.app, .suspended))
         // Three resumes in a row: level 3 (40 s).
         for id in ids.prefix(3) {
-            driver.complete(id)
-            driver.tickToDeadline()
-            driver.feed(.appPresence(app: Driver.app, .background))
-            driver.feed(.appPresence(app: Driver.app, .suspended))
+            driver.completeWhileSuspended(id)
         }
         #expect(driver.engine.app(Driver.app).limiter.level == 3)
         // Left alone 80 s (2 × 40 s) and 40 s more: level 1, so the next resume waits 10 s.

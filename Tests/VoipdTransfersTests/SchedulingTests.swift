@@ -36,9 +36,7 @@ struct SchedulingTests {
 
     @Test("higher priority first, then the older; a slot freed goes to the next in that order")
     func priorityOrder() {
-        var configuration = TransferConfiguration.testing
-        configuration.maximumConcurrentTransfers = 1
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
         driver.open()
         let (first, _) = driver.download("first", priority: 0.1)
         let (low, _) = driver.download("low", priority: 0.2)
@@ -58,9 +56,7 @@ struct SchedulingTests {
 
     @Test("nothing running is stopped for a task of higher priority")
     func noPreemption() {
-        var configuration = TransferConfiguration.testing
-        configuration.maximumConcurrentTransfers = 1
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
         driver.open()
         driver.download("low", priority: 0)
         let (_, step) = driver.download("urgent", priority: 1)
@@ -69,10 +65,10 @@ struct SchedulingTests {
 
     @Test("the per-host limit holds back one host's tasks while other hosts' go")
     func perHost() {
-        var configuration = TransferConfiguration.testing
-        configuration.maximumConcurrentTransfersPerHost = 2
-        configuration.maximumConcurrentTransfers = 3
-        var driver = Driver(configuration: configuration)
+        var driver = Driver {
+            $0.maximumConcurrentTransfersPerHost = 2
+            $0.maximumConcurrentTransfers = 3
+        }
         driver.open()
         let a1 = driver.download("1", host: "a.example", priority: 1).id
         driver.download("2", host: "a.example", priority: 1)
@@ -185,9 +181,7 @@ struct SchedulingTests {
 
     @Test("a priority can be changed while waiting")
     func changePriority() {
-        var configuration = TransferConfiguration.testing
-        configuration.maximumConcurrentTransfers = 1
-        var driver = Driver(configuration: configuration)
+        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
         driver.open()
         let first = driver.download("first").id
         let a = driver.download("a", priority: 0.5).id

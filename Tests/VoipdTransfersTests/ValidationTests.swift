@@ -116,10 +116,10 @@ struct ValidationTests {
 
     @Test("sessions and tasks per app are bounded")
     func limits() {
-        var configuration = TransferConfiguration.testing
-        configuration.maximumSessionsPerApp = 2
-        configuration.maximumTasksPerApp = 3
-        var driver = Driver(configuration: configuration)
+        var driver = Driver {
+            $0.maximumSessionsPerApp = 2
+            $0.maximumTasksPerApp = 3
+        }
         driver.open()
         #expect(driver.feed(.openSession(TransferSessionID(app: Driver.app, identifier: "two"), nil)).reply == .done)
         #expect(driver.feed(.openSession(TransferSessionID(app: Driver.app, identifier: "three"), nil)).rejection == .tooManySessions)

@@ -15,6 +15,13 @@ struct Driver {
         engine = TransferEngine(configuration: configuration)
     }
 
+    /// On the test configuration as `change` changes it.
+    init(configuring change: (inout TransferConfiguration) -> Void) {
+        var configuration = TransferConfiguration.testing
+        change(&configuration)
+        self.init(configuration: configuration)
+    }
+
     init(restoring engine: TransferEngine) {
         self.engine = engine
     }
@@ -53,6 +60,15 @@ struct Driver {
     mutating func open(_ presence: AppPresence = .foreground, options: TransferOptions? = nil) {
         feed(.appPresence(app: Self.app, presence))
         feed(.openSession(Self.session, options))
+    }
+
+    /// Completes `id` while the app is suspended: the app is resumed in the background at
+    /// the deadline the limiter sets, handles the events, and is suspended again.
+    mutating func completeWhileSuspended(_ id: TransferTaskID, sourceLocation: SourceLocation = #_sourceLocation) {
+        complete(id, sourceLocation: sourceLocation)
+        tickToDeadline(sourceLocation: sourceLocation)
+        feed(.appPresence(app: Self.app, .background), sourceLocation: sourceLocation)
+        feed(.appPresence(app: Self.app, .suspended), sourceLocation: sourceLocation)
     }
 
     /// Creates a task and returns its id and the step.
