@@ -7,14 +7,6 @@ import Testing
 @Suite struct SIPRegistrarDatagramTests {
     private static let timers = SIPTimerValues(t1: .milliseconds(40), t2: .milliseconds(320), t4: .milliseconds(400))
 
-    private func withRegistrar(_ body: (SIPRegistrar, TrafficRecorder) throws -> Void) throws {
-        let recorder = TrafficRecorder()
-        let registrar = try SIPRegistrar(timers: Self.timers, observer: recorder.observer)
-        try registrar.start()
-        defer { registrar.stop() }
-        try body(registrar, recorder)
-    }
-
     private func register(_ peer: TestDatagramPeer, user: String = "alice") throws -> SIPMessage {
         let register = SIPMessage.request(.register, uri: SIPURI(host: "127.0.0.1"), headers: [
             ("Via", peer.via(branch: "z9hG4bKreg\(peer.port)")), ("Max-Forwards", "70"), ("From", "<sip:\(user)@127.0.0.1>;tag=r"),
@@ -33,7 +25,7 @@ import Testing
     }
 
     @Test func answersARegisterAtItsSourceAddressNotingTheSourcePortInVia() throws {
-        try withRegistrar { registrar, _ in
+        try withRegistrar(timers: Self.timers) { registrar, _ in
             let peer = try TestDatagramPeer(serverPort: registrar.port)
             let ok = try register(peer)
             #expect(ok.statusCode == 200)
@@ -44,7 +36,7 @@ import Testing
     }
 
     @Test func retransmitsAnInviteToAUDPCalleeUntilItAnswers() throws {
-        try withRegistrar { registrar, _ in
+        try withRegistrar(timers: Self.timers) { registrar, _ in
             let callee = try TestDatagramPeer(serverPort: registrar.port)
             _ = try register(callee)
             let caller = try TestConnection(port: registrar.port)
@@ -62,7 +54,7 @@ import Testing
     }
 
     @Test func retransmitsAFailureToAUDPCallerUntilTheAck() throws {
-        try withRegistrar { registrar, recorder in
+        try withRegistrar(timers: Self.timers) { registrar, recorder in
             let caller = try TestDatagramPeer(serverPort: registrar.port)
             let invite = invite(to: "nobody", via: caller.via(branch: "z9hG4bKlost"), branch: "z9hG4bKlost")
             try caller.send(invite)
@@ -83,7 +75,7 @@ import Testing
     }
 
     @Test func aRetransmittedRequestIsAnsweredNotForwardedTwice() throws {
-        try withRegistrar { registrar, recorder in
+        try withRegistrar(timers: Self.timers) { registrar, recorder in
             let callee = try TestConnection(port: registrar.port)
             try callee.sendBytes(Fixtures.bytes(Fixtures.registerLines()))
             #expect(try callee.receive().statusCode == 200)
@@ -103,7 +95,7 @@ import Testing
     }
 
     @Test func aBadDatagramCostsOnlyItself() throws {
-        try withRegistrar { registrar, recorder in
+        try withRegistrar(timers: Self.timers) { registrar, recorder in
             let peer = try TestDatagramPeer(serverPort: registrar.port)
             try peer.sendBytes(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             try peer.sendBytes(Array("\r\n\r\n".utf8))

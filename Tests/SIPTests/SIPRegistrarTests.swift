@@ -3,14 +3,6 @@ import Testing
 
 /// The embedded registrar over real sockets on 127.0.0.1.
 @Suite struct SIPRegistrarTests {
-    private func withRegistrar(_ body: (SIPRegistrar, TrafficRecorder) throws -> Void) throws {
-        let recorder = TrafficRecorder()
-        let registrar = try SIPRegistrar(observer: recorder.observer)
-        try registrar.start()
-        defer { registrar.stop() }
-        try body(registrar, recorder)
-    }
-
     @Test func answersRegisterOnAnEphemeralPort() throws {
         try withRegistrar { registrar, _ in
             #expect(registrar.port != 0)

@@ -58,3 +58,13 @@ extension SIPTrafficEvent {
         }
     }
 }
+
+/// Runs `body` with an embedded registrar on 127.0.0.1 (transaction timers from `timers`)
+/// whose traffic a recorder collects; the registrar stops when `body` returns.
+func withRegistrar(timers: SIPTimerValues = .standard, _ body: (SIPRegistrar, TrafficRecorder) throws -> Void) throws {
+    let recorder = TrafficRecorder()
+    let registrar = try SIPRegistrar(timers: timers, observer: recorder.observer)
+    try registrar.start()
+    defer { registrar.stop() }
+    try body(registrar, recorder)
+}
