@@ -11,9 +11,9 @@ public struct EmptyResult: Codable, Sendable, Equatable {
     public init() {}
 }
 
-/// `hello` (type 1): an app identifies itself by name. The reply carries the sockets held
-/// for it, one descriptor each, in the order of `sockets`.
-public struct HelloRequest: Codable, Sendable {
+/// A request that names one thing: the app (`hello`), one of its sockets (`registerSocket`,
+/// `unregisterSocket`, `retrieveSocket`) or a background task (`beginBackgroundTask`).
+public struct NamedRequest: Codable, Sendable {
     public var id: UInt64
     public var name: String
     public init(id: UInt64, name: String) {
@@ -21,6 +21,10 @@ public struct HelloRequest: Codable, Sendable {
         self.name = name
     }
 }
+
+/// `hello` (type 1): an app identifies itself by name. The reply carries the sockets held
+/// for it, one descriptor each, in the order of `sockets`.
+public typealias HelloRequest = NamedRequest
 
 public struct HelloResult: Codable, Sendable {
     /// The app as the daemon sees it (its state tells whether it was launched in the background).
@@ -42,14 +46,7 @@ public struct HelloResult: Codable, Sendable {
 
 /// `registerSocket` (type 2, one descriptor), `unregisterSocket` (3), `retrieveSocket` (4,
 /// the reply carries one descriptor).
-public struct SocketNameRequest: Codable, Sendable {
-    public var id: UInt64
-    public var name: String
-    public init(id: UInt64, name: String) {
-        self.id = id
-        self.name = name
-    }
-}
+public typealias SocketNameRequest = NamedRequest
 
 public struct SocketResult: Codable, Sendable {
     public var socket: HeldSocketStatus
@@ -63,14 +60,7 @@ public struct AcknowledgeMessage: Codable, Sendable {
 }
 
 /// `beginBackgroundTask` (type 6).
-public struct BeginBackgroundTaskRequest: Codable, Sendable {
-    public var id: UInt64
-    public var name: String
-    public init(id: UInt64, name: String) {
-        self.id = id
-        self.name = name
-    }
-}
+public typealias BeginBackgroundTaskRequest = NamedRequest
 
 public struct BackgroundTaskResult: Codable, Sendable {
     /// The task's identifier; 0 (UIBackgroundTaskInvalid) when the request was refused.

@@ -5,7 +5,7 @@ import VoipdVocabulary
 // events apps decode on every wake, and the `sockets` listing. Keys are written in sorted
 // order and nil optionals left out, as JSONEncoder does with `.sortedKeys`.
 
-extension SocketNameRequest: DirectJSONEncodable, DirectJSONDecodable {
+extension NamedRequest: DirectJSONEncodable, DirectJSONDecodable {
     public func appendJSON(to output: inout [UInt8]) {
         JSONAppender.object(into: &output) { json in
             json.field("id", id)
