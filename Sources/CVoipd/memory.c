@@ -35,4 +35,6 @@ const int voipd_SK_MEMINFO_VARS = SK_MEMINFO_VARS;
 const int voipd_SK_MEMINFO_RMEM_ALLOC = SK_MEMINFO_RMEM_ALLOC;
 const int voipd_SK_MEMINFO_RCVBUF = SK_MEMINFO_RCVBUF;
 const int voipd_SK_MEMINFO_DROPS = SK_MEMINFO_DROPS;
+const int voipd_SK_MEMINFO_WMEM_ALLOC = SK_MEMINFO_WMEM_ALLOC;
 const unsigned long voipd_SIOCINQ = SIOCINQ;
+const unsigned long voipd_SIOCOUTQ = SIOCOUTQ;

@@ -34,13 +34,18 @@ extension Socket {
     /// accept queue (`TCP_INFO`'s `tcpi_unacked`, which for a listener is the queue's length).
     /// Never accepts or disturbs one.
     public static func connectionsWaiting(_ listener: borrowing FileDescriptor) throws(Errno) -> Int {
+        Int(try tcpStateAndUnacked(listener).unacked)
+    }
+
+    /// `TCP_INFO`'s state (its first byte: `include/net/tcp_states.h`) and `tcpi_unacked`.
+    static func tcpStateAndUnacked(_ fd: borrowing FileDescriptor) throws(Errno) -> (state: UInt8, unacked: UInt32) {
         var info = [UInt8](repeating: 0, count: voipd_TCP_INFO_SIZE)
         var length = socklen_t(info.count)
-        let fd = listener.rawValue
-        let result = info.withUnsafeMutableBytes { getsockopt(fd, CInt(IPPROTO_TCP), voipd_TCP_INFO, $0.baseAddress, &length) }
+        let raw = fd.rawValue
+        let result = info.withUnsafeMutableBytes { getsockopt(raw, CInt(IPPROTO_TCP), voipd_TCP_INFO, $0.baseAddress, &length) }
         if result < 0 { throw Errno.current("getsockopt(TCP_INFO)") }
         let offset = voipd_TCPI_UNACKED_OFFSET
         guard Int(length) >= offset + 4 else { throw Errno(EPROTO, call: "getsockopt(TCP_INFO): \(length) bytes") }
-        return Int(info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) })
+        return (info[0], info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) })
     }
 }

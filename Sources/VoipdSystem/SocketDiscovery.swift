@@ -41,10 +41,27 @@ public struct DiscoveredSocket: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(socket) at \(holders.map(\.description).joined(separator: ", "))" }
 }
 
-/// A program's TCP and UDP sockets: its process tree's socket descriptors (/proc/PID/fd)
+/// A program's TCP and UDP sockets: its process tree's socket descriptors (/proc/PID/fd),
+/// each described from a copy of it (``NetworkSocket/describing(_:transport:inode:)``) or
 /// matched by inode with the kernel's socket tables (``SocketDiagnostics``, or
 /// ``ProcNetSocketTable`` where netlink cannot answer).
 public struct SocketDiscovery: Sendable {
+    /// How the sockets found in the descriptors are described.
+    public enum Method: Sendable, Equatable {
+        /// Each from a copy of its descriptor (`pidfd_getfd`, closed at once): a few system
+        /// calls a socket, whatever else the machine holds. Where a copy cannot be taken
+        /// (no ptrace access: `EPERM`), from the tables by netlink. A copy is what passing
+        /// the descriptor over a Unix socket gives: it sets the socket's cgroup v1
+        /// `net_cls`/`net_prio` marks to voipd's, as holding an adopted socket does anyway.
+        case descriptors
+        /// From the kernel's tables by `NETLINK_SOCK_DIAG`, /proc/PID/net where it cannot
+        /// answer: a dump of a TCP table walks the machine's whole connection hash.
+        case netlink
+        /// From /proc/PID/net only (to compare, or where a filter breaks netlink in ways it
+        /// does not report).
+        case procNet
+    }
+
     public enum Limit: Sendable, Equatable, CustomStringConvertible {
         case processes(Int), descriptors(Int), sockets(Int), tableEntries(Int)
 
@@ -58,14 +75,18 @@ public struct SocketDiscovery: Sendable {
         }
     }
 
-    /// Where the kernel's tables were read for one network namespace.
+    /// Where the sockets were described: from copies of their descriptors, or the kernel's
+    /// tables of one network namespace.
     public enum TableSource: Sendable, Equatable, CustomStringConvertible {
+        /// Copies of the descriptors (``Method/descriptors``): no table read.
+        case descriptors
         case netlink
         /// /proc/PID/net, because netlink could not answer (the errno says why).
         case procNet(pid: pid_t, because: Errno)
 
         public var description: String {
             switch self {
+            case .descriptors: return "the descriptors"
             case .netlink: return "NETLINK_SOCK_DIAG"
             case .procNet(let pid, let error): return "/proc/\(pid)/net (\(error))"
             }
@@ -91,10 +112,9 @@ public struct SocketDiscovery: Sendable {
     /// The sockets of `root` and its descendants (or of the processes of `cgroup`, a
     /// cgroup's directory, when given), for the transports asked. Throws `ESRCH` when the
     /// root is gone, or the errno of reading the cgroup; problems with single processes and
-    /// tables are reported in the result instead. `netlink: false` reads /proc/PID/net only
-    /// (to compare the two, or where a filter breaks netlink in ways it does not report).
+    /// tables are reported in the result instead.
     public static func discover(root: pid_t, cgroup: String? = nil, transports: Set<NetworkSocket.Transport> = [.tcp, .udp],
-                                limits: SocketDiscoveryLimits = SocketDiscoveryLimits(), netlink: Bool = true) throws -> SocketDiscovery {
+                                limits: SocketDiscoveryLimits = SocketDiscoveryLimits(), method: Method = .netlink) throws -> SocketDiscovery {
         let tree = try cgroup.map { try ProcessTree.inCgroup($0, limit: limits.processes) } ?? ProcessTree.below(root, limit: limits.processes)
         var discovery = SocketDiscovery(tree: tree, sockets: [], otherSockets: 0, otherProtocols: [:], descriptorsExamined: 0, unreadable: [],
                                         limitsReached: tree.truncated ? [.processes(limits.processes)] : [], tableSources: [])
@@ -105,6 +125,8 @@ public struct SocketDiscovery: Sendable {
         var order: [UInt64] = []
         var namespaces: [NamespaceKey: (pid: pid_t, wanted: [InetTable: Set<UInt64>])] = [:]
         var namespaceOrder: [NamespaceKey] = []
+        // Described from copies: found, or in no table (`nil`).
+        var described: [UInt64: NetworkSocket?] = [:]
         scanning: for pid in tree.processes {
             let scan: SocketDescriptorScan.Result
             do {
@@ -114,22 +136,26 @@ public struct SocketDiscovery: Sendable {
                 continue
             }
             discovery.descriptorsExamined += scan.examined
-            // A process that exited since its descriptors were read has no namespace left.
-            if !scan.sockets.isEmpty, let namespace = NamespaceKey(pid: pid) {
-                if namespaces[namespace] == nil { namespaceOrder.append(namespace) }
-                for entry in scan.sockets {
-                    if holders[entry.inode] == nil {
-                        guard order.count < limits.sockets else {
-                            discovery.limitsReached.append(.sockets(limits.sockets))
-                            break scanning
-                        }
-                        order.append(entry.inode)
-                        protocols[entry.inode] = entry.protocolName ?? "unknown"
+            if method == .descriptors { describeFromCopies(scan.sockets, of: pid, transports: transports, into: &described) }
+            // A process that exited since its descriptors were read has no namespace left:
+            // its sockets not described already are not looked for.
+            let namespace = scan.sockets.contains { described[$0.inode] == nil } ? NamespaceKey(pid: pid) : nil
+            for entry in scan.sockets {
+                let undescribed = described[entry.inode] == nil
+                if undescribed, namespace == nil { continue }
+                if holders[entry.inode] == nil {
+                    guard order.count < limits.sockets else {
+                        discovery.limitsReached.append(.sockets(limits.sockets))
+                        break scanning
                     }
-                    holders[entry.inode, default: []].append(entry.location)
-                    for table in InetTable.tables(holding: entry.protocolName) where transports.contains(table.transport) {
-                        namespaces[namespace, default: (pid, [:])].wanted[table, default: []].insert(entry.inode)
-                    }
+                    order.append(entry.inode)
+                    protocols[entry.inode] = entry.protocolName ?? "unknown"
+                }
+                holders[entry.inode, default: []].append(entry.location)
+                guard undescribed, let namespace else { continue }
+                for table in InetTable.tables(holding: entry.protocolName) where transports.contains(table.transport) {
+                    if namespaces[namespace] == nil { namespaceOrder.append(namespace) }
+                    namespaces[namespace, default: (pid, [:])].wanted[table, default: []].insert(entry.inode)
                 }
             }
             if scan.truncated {
@@ -138,10 +164,12 @@ public struct SocketDiscovery: Sendable {
             }
         }
         var found: [UInt64: NetworkSocket] = [:]
+        for case (let inode, let socket?) in described { found[inode] = socket }
+        if !described.isEmpty { discovery.tableSources.append(.descriptors) }
         for key in namespaceOrder {
             guard let (pid, wanted) = namespaces[key] else { continue }
             let (source, tableLimit) = readTables(of: pid, own: key == NamespaceKey(pid: getpid()), wanted: wanted,
-                                                  limit: limits.tableEntries, netlink: netlink, into: &found)
+                                                  limit: limits.tableEntries, netlink: method != .procNet, into: &found)
             discovery.tableSources.append(source)
             if tableLimit, !discovery.limitsReached.contains(.tableEntries(limits.tableEntries)) {
                 discovery.limitsReached.append(.tableEntries(limits.tableEntries))
@@ -156,6 +184,27 @@ public struct SocketDiscovery: Sendable {
             }
         }
         return discovery
+    }
+
+    /// Describes the TCP and UDP sockets of one process's scan from copies of its
+    /// descriptors, each checked to be the socket scanned (a descriptor number reused since
+    /// holds another inode). What cannot be copied or described is left for the tables.
+    private static func describeFromCopies(_ entries: [SocketDescriptorScan.Entry], of pid: pid_t, transports: Set<NetworkSocket.Transport>,
+                                           into described: inout [UInt64: NetworkSocket?]) {
+        let wanted = entries.filter { entry in
+            described[entry.inode] == nil && InetTable.transport(of: entry.protocolName).map(transports.contains) == true
+        }
+        guard !wanted.isEmpty, let process = try? PidFd(pid: pid) else { return }
+        for entry in wanted where described[entry.inode] == nil {
+            guard let transport = InetTable.transport(of: entry.protocolName),
+                  let copy = try? process.duplicateDescriptor(entry.location.descriptor),
+                  (try? Socket.inode(of: copy)) == entry.inode else { continue }
+            do {
+                described[entry.inode] = .some(try NetworkSocket.describing(copy, transport: transport, inode: entry.inode))
+            } catch {
+                // Left for the tables.
+            }
+        }
     }
 
     /// Reads the tables of `pid`'s network namespace that may hold wanted sockets, each
@@ -225,6 +274,16 @@ public struct SocketDiscovery: Sendable {
 
         var transport: NetworkSocket.Transport { self == .tcp4 || self == .tcp6 ? .tcp : .udp }
         var family: CInt { self == .tcp4 || self == .udp4 ? AF_INET : AF_INET6 }
+
+        /// The transport of a socket of this protocol (`system.sockprotoname`); nil for any
+        /// other protocol and an unknown one.
+        static func transport(of protocolName: String?) -> NetworkSocket.Transport? {
+            switch protocolName {
+            case "TCP", "TCPv6": return .tcp
+            case "UDP", "UDPv6": return .udp
+            default: return nil
+            }
+        }
 
         /// The tables a socket of this protocol can be in (`system.sockprotoname`): one for
         /// TCP and UDP, none for any other protocol, all when the name is unknown.

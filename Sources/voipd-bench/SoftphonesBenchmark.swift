@@ -26,8 +26,8 @@ enum SoftphonesBenchmark {
         unshare, nsenter and ip) and measures each phone's process tree, from its threads'
         scheduler statistics: wake-ups and CPU time per minute while registered and idle, then
         per second in a call (a second baresip calls it; it answers by itself). Then what
-        adopting it costs voipd: a socket discovery (netlink, and /proc/PID/net) and an
-        activity sample, timed over many repetitions (medians).
+        adopting it costs voipd: a socket discovery (netlink, /proc/PID/net, and copies of the
+        descriptors as voipd does it) and an activity sample, timed over many repetitions (medians).
 
           --idle-seconds S   the idle measurement (default 60)
           --call-seconds S   the in-call measurement (default 20)
@@ -72,6 +72,7 @@ enum SoftphonesBenchmark {
         var processTreeMicroseconds: Double
         var discoveryNetlinkMicroseconds: Double
         var discoveryProcNetMicroseconds: Double
+        var discoveryCopiesMicroseconds: Double
         var activitySampleMicroseconds: Double
     }
 
@@ -86,6 +87,7 @@ enum SoftphonesBenchmark {
             let listener = try Socket.listenTCP()
             let datagrams = try Socket.make(domain: AF_INET, type: Socket.datagramType)
             let own = try median(options.repetitions) { _ = try SocketDiscovery.discover(root: getpid()) }.get()
+            let ownCopies = try median(options.repetitions) { _ = try SocketDiscovery.discover(root: getpid(), method: .descriptors) }.get()
             try listener.close()
             try datagrams.close()
             // Where that time goes: one whole dump of each table.
@@ -99,10 +101,11 @@ enum SoftphonesBenchmark {
             }
             if options.json {
                 let tables = dumps.keys.sorted().map { "\"\($0)\":\(dumps[$0]!)" }.joined(separator: ",")
-                print(#"{"ownNamespaceDiscoveryMicroseconds":\#(own),"tableDumpMicroseconds":{\#(tables)}}"#)
+                print(#"{"ownNamespaceDiscoveryMicroseconds":\#(own),"ownNamespaceDiscoveryCopiesMicroseconds":\#(ownCopies),"tableDumpMicroseconds":{\#(tables)}}"#)
             } else {
                 let tables = dumps.keys.sorted().map { "\($0) \(String(format: "%.1f", dumps[$0]!))" }.joined(separator: ", ")
-                print("a process with 2 sockets in voipd's own network namespace: discovery \(String(format: "%.1f", own)) µs; "
+                print("a process with 2 sockets in voipd's own network namespace: discovery \(String(format: "%.1f", own)) µs by netlink, "
+                      + "\(String(format: "%.1f", ownCopies)) µs from copies of the descriptors; "
                       + "a whole table dump (µs): \(tables) (medians)")
             }
             for phone in options.phones {
@@ -147,7 +150,8 @@ enum SoftphonesBenchmark {
         let idle = try activity(of: pid, over: .seconds(options.idleSeconds))
         let tree = median(options.repetitions) { _ = try ProcessTree.below(pid, limit: 256) }
         let netlink = median(options.repetitions) { _ = try SocketDiscovery.discover(root: pid) }
-        let procNet = median(options.repetitions) { _ = try SocketDiscovery.discover(root: pid, netlink: false) }
+        let procNet = median(options.repetitions) { _ = try SocketDiscovery.discover(root: pid, method: .procNet) }
+        let copies = median(options.repetitions) { _ = try SocketDiscovery.discover(root: pid, method: .descriptors) }
         let sample = median(options.repetitions) { _ = ProcFS.activity(of: [pid]) }
 
         progress("\(phone.rawValue): in a call for \(options.callSeconds) s")
@@ -163,6 +167,7 @@ enum SoftphonesBenchmark {
                        callCPUMillisecondsPerSecond: call.activity.cpuPerSecond.seconds * 1000,
                        threadsIdle: idle.threads, threadsInCall: call.threads, socketsIdle: sockets.count, adoptedBySIP: adopted,
                        processTreeMicroseconds: try tree.get(), discoveryNetlinkMicroseconds: try netlink.get(), discoveryProcNetMicroseconds: try procNet.get(),
+                       discoveryCopiesMicroseconds: try copies.get(),
                        activitySampleMicroseconds: try sample.get())
     }
 
@@ -175,7 +180,8 @@ enum SoftphonesBenchmark {
         \(fixed(figures.callCPUMillisecondsPerSecond, 2)) ms CPU/s (\(figures.threadsInCall) threads)
           sockets: \(figures.socketsIdle), \(figures.adoptedBySIP) taken by sip:port=5070
           voipd's side (medians): discovery \(fixed(figures.discoveryNetlinkMicroseconds)) µs by netlink, \
-        \(fixed(figures.discoveryProcNetMicroseconds)) µs by /proc/PID/net, of which the process tree \
+        \(fixed(figures.discoveryProcNetMicroseconds)) µs by /proc/PID/net, \
+        \(fixed(figures.discoveryCopiesMicroseconds)) µs from copies of the descriptors, of which the process tree \
         \(fixed(figures.processTreeMicroseconds)) µs; activity sample \(fixed(figures.activitySampleMicroseconds)) µs
         """)
     }

@@ -132,9 +132,42 @@ struct SocketDiscoveryTests {
             #expect(fromProc[found.socket.inode] == found.socket, "\(found)")
         }
         // The same through discovery itself, told to leave netlink aside.
-        let fallback = try SocketDiscovery.discover(root: zoo.pid, netlink: false)
+        let fallback = try SocketDiscovery.discover(root: zoo.pid, method: .procNet)
         #expect(fallback.sockets == discovery.sockets)
         #expect(fallback.tableSources.count == 1 && fallback.tableSources != [.netlink])
+        _ = waiting
+    }
+
+    @Test("described from copies of its descriptors, a discovery reads no table and finds what the tables say: ends, states, a waiting connection, unread bytes, a queued datagram, a child's sockets")
+    func copiesSayWhatTheTablesSay() throws {
+        let zoo = try SocketZoo()
+        defer { zoo.stop() }
+        let tables = try SocketDiscovery.discover(root: zoo.pid)
+        func port(_ name: String) throws -> UInt16 {
+            try #require(tables.sockets.first { $0.socket.inode == zoo.entry(name).inode }).socket.local.port
+        }
+        let waiting = try Socket.connectTCP(host: "127.0.0.1", port: try port("tcp-listener"))
+        try zoo.accepted.writeAll(Array("INVITE".utf8))
+        let sender = try Socket.make(domain: AF_INET, type: Socket.datagramType)
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = try port("udp-bound").bigEndian
+        target.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let sent = withUnsafePointer(to: &target) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(sender.rawValue, "REGISTER", 8, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(sent == 8)
+        // Loopback delivers within the send: the queues are filled now.
+        let byTables = try SocketDiscovery.discover(root: zoo.pid)
+        let byCopies = try SocketDiscovery.discover(root: zoo.pid, method: .descriptors)
+        #expect(byCopies.tableSources == [.descriptors], "no table read: \(byCopies.tableSources)")
+        #expect(byCopies.sockets == byTables.sockets)
+        #expect(byCopies.otherProtocols == byTables.otherProtocols)
+        func socket(_ name: String) -> NetworkSocket? { byCopies.sockets.first { $0.socket.inode == zoo.entry(name).inode }?.socket }
+        #expect(socket("tcp-listener")?.receiveQueue == 1, "one connection waits to be accepted")
+        #expect(socket("tcp-to-peer")?.receiveQueue == 6)
+        #expect(socket("udp-bound")?.hasUnreadData == true)
+        #expect(socket("child-udp") != nil, "the child's socket, copied from the child")
         _ = waiting
     }
 

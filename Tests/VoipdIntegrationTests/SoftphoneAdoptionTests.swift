@@ -46,7 +46,7 @@ struct SoftphoneAdoptionTests {
         let baresip = try Baresip(in: network, name: "alice", sipPort: 5060, user: "alice", transport: "tcp")
         let discovery = try SocketDiscovery.discover(root: baresip.pid)
         #expect(discovery.tableSources == [.netlink], "entered from a thread: voipd's own namespace is not the phone's")
-        #expect(try SocketDiscovery.discover(root: baresip.pid, netlink: false).sockets == discovery.sockets, "/proc/PID/net: the phone's namespace")
+        #expect(try SocketDiscovery.discover(root: baresip.pid, method: .procNet).sockets == discovery.sockets, "/proc/PID/net: the phone's namespace")
         let report = try AdoptionPolicy(parsing: ["sip"]).apply(to: discovery.sockets.map(\.socket))
         #expect(endpoints(report.adopted.map(\.socket)) == ["udp unconnected 5060", "tcp listening 5060", "tcp listening 5061", "tcp connected \(registrarConnectionPort(report))→5060"],
                 "\(report.lines)")

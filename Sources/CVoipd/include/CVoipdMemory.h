@@ -1,5 +1,5 @@
 // Another process's memory and a socket's receive queue: process_madvise and the constants
-// its callers need, SO_MEMINFO's indices, SIOCINQ. No logic here.
+// its callers need, SO_MEMINFO's indices, SIOCINQ and SIOCOUTQ. No logic here.
 #ifndef CVOIPD_MEMORY_H
 #define CVOIPD_MEMORY_H
 
@@ -22,6 +22,8 @@ extern const int voipd_SK_MEMINFO_VARS;
 extern const int voipd_SK_MEMINFO_RMEM_ALLOC;
 extern const int voipd_SK_MEMINFO_RCVBUF;
 extern const int voipd_SK_MEMINFO_DROPS;
+extern const int voipd_SK_MEMINFO_WMEM_ALLOC;
 extern const unsigned long voipd_SIOCINQ;
+extern const unsigned long voipd_SIOCOUTQ;
 
 #endif

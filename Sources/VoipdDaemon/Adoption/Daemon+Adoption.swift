@@ -34,8 +34,10 @@ extension Daemon {
     }
 
     /// After each batch of an app's lifecycle actions: sample an adopted program while it
-    /// runs in the background, and only then; look again after each time it ran (the first
-    /// sample comes in the next turn of the loop, after the wake's SIGCONT, never before it).
+    /// runs in the background, and only then; look again after each time it ran. The first
+    /// sample comes in the next turn of the loop, after the wake's SIGCONT, never before it;
+    /// the look a sample interval later, so that it never takes a CPU from the woken program
+    /// while it handles what woke it (a call's INVITE).
     func noteAdoption(_ app: AppRecord) {
         guard let adoption = app.adoption ?? recoveredAdoption(of: app) else { return }
         let lifecycle = app.lifecycle
@@ -51,7 +53,7 @@ extension Daemon {
         adoption.sampling = sampling
         if sampling {
             adoption.detector.restart()
-            adoption.lookOwed = true
+            adoption.lookDue = now + adoption.sampleInterval
             timers.set(.adoption(app.id), deadline: now)
         } else {
             timers.cancel(.adoption(app.id))
@@ -101,7 +103,7 @@ extension Daemon {
     /// and let the lifecycle suspend it.
     func adoptionTimerFired(_ app: AppRecord) {
         guard let adoption = app.adoption, adoption.sampling, let process = app.process else { return }
-        if adoption.lookOwed { look(at: app) }
+        if let due = adoption.lookDue, now >= due { look(at: app) }
         // The whole program: with a cgroup, helpers that left its process tree count too.
         let members: [pid_t]
         do {
@@ -140,7 +142,7 @@ extension Daemon {
     /// when it changes: nothing fails silently.
     func look(at app: AppRecord) {
         guard let adoption = app.adoption, let process = app.process else { return }
-        adoption.lookOwed = false
+        adoption.lookDue = nil
         adoption.lastLook = wallClockSeconds()
         var problems: [String] = []
         defer { noteAdoptionWarning(problems, of: app) }
@@ -150,7 +152,7 @@ extension Daemon {
             // Its cgroup, when it has one, is the whole program: a helper that double-forked
             // or called setsid is no longer below the process voipd started, but still in it.
             discovery = try SocketDiscovery.discover(root: process.pid, cgroup: process.cgroup?.cgroup.path,
-                                                     transports: adoption.settings.policy.transports)
+                                                     transports: adoption.settings.policy.transports, method: .descriptors)
         } catch {
             problems.append("cannot look at its sockets: \(error)")
             return
@@ -212,7 +214,7 @@ extension Daemon {
         adoption.report = nil
         adoption.verdict = nil
         adoption.sampling = false
-        adoption.lookOwed = true
+        adoption.lookDue = nil
         timers.cancel(.adoption(app.id))
     }
 }
