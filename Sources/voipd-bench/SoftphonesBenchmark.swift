@@ -78,10 +78,7 @@ enum SoftphonesBenchmark {
 
     static func main(_ arguments: [String]) -> Int32 {
         runSubcommand("softphones", usage: Options.usage, arguments: arguments, parse: Options.parse) { options in
-            for tool in ["/usr/bin/unshare", "/usr/bin/nsenter", "/usr/sbin/ip", options.kamailio] where access(tool, X_OK) != 0 {
-                throw BenchError("\(tool) is missing")
-            }
-            guard geteuid() == 0 else { throw BenchError("a network namespace needs root") }
+            try checkTools(kamailio: options.kamailio)
             // The common case first: a program in voipd's own network namespace (the bench
             // itself, before it has children, with a TCP listener and a UDP socket).
             let listener = try Socket.listenTCP()
@@ -186,8 +183,17 @@ enum SoftphonesBenchmark {
         """)
     }
 
+    /// Throws unless what a private network and its Kamailio need is here: root, unshare,
+    /// nsenter, ip.
+    static func checkTools(kamailio: String) throws {
+        for tool in ["/usr/bin/unshare", "/usr/bin/nsenter", "/usr/sbin/ip", kamailio] where access(tool, X_OK) != 0 {
+            throw BenchError("\(tool) is missing")
+        }
+        guard geteuid() == 0 else { throw BenchError("a network namespace needs root") }
+    }
+
     /// The tree's activity over `duration`, from two samples; and its threads at the end.
-    private static func activity(of pid: pid_t, over duration: Duration) throws -> (activity: Activity, threads: Int) {
+    static func activity(of pid: pid_t, over duration: Duration) throws -> (activity: Activity, threads: Int) {
         let first = ProcFS.activity(of: try ProcessTree.below(pid, limit: 64).processes)
         let end = first.instant + duration
         // Waiting is the measurement: the bench sleeps, the phone runs.

@@ -7,6 +7,7 @@ import Glibc
 //   voipd-bench transfer [OPTIONS] a large download through the transfer agent against curl
 //   voipd-bench hibernate [OPTIONS] a stopped app paged out into zram or a swap file, and woken
 //   voipd-bench softphones [OPTIONS] unmodified baresip and linphonec: idle and in-call cost
+//   voipd-bench idle-cost [OPTIONS] an unmodified softphone idle: unsupervised, and adopted and suspended
 //   voipd-bench freeze [OPTIONS]   the cgroup freezer's thaw, freeze and confirmation against its floor
 //   voipd-bench register [OPTIONS] registerSocket and retrieveSocket against the floor and s6-fdholderd
 //   voipd-bench codec [OPTIONS]    what encoding and decoding the request path's messages costs
@@ -21,6 +22,7 @@ usage: voipd-bench wake [OPTIONS]   (voipd-bench wake --help for the options)
        voipd-bench transfer [OPTIONS]   (voipd-bench transfer --help for the options)
        voipd-bench hibernate [OPTIONS]  (voipd-bench hibernate --help for the options)
        voipd-bench softphones [OPTIONS] (voipd-bench softphones --help for the options)
+       voipd-bench idle-cost [OPTIONS]  (voipd-bench idle-cost --help for the options)
        voipd-bench freeze [OPTIONS]     (voipd-bench freeze --help for the options)
        voipd-bench register [OPTIONS]   (voipd-bench register --help for the options)
        voipd-bench codec [OPTIONS]      (voipd-bench codec --help for the options)
@@ -35,6 +37,7 @@ case "sip": exit(SIPBenchmark.main(Array(arguments.dropFirst())))
 case "transfer": exit(TransferBenchmark.main(Array(arguments.dropFirst())))
 case "hibernate": exit(HibernateBenchmark.main(Array(arguments.dropFirst())))
 case "softphones": exit(SoftphonesBenchmark.main(Array(arguments.dropFirst())))
+case "idle-cost": exit(IdleCostBenchmark.main(Array(arguments.dropFirst())))
 case "freeze": exit(FreezeBenchmark.main(Array(arguments.dropFirst())))
 case "register": exit(RegisterBenchmark.main(Array(arguments.dropFirst())))
 case "codec": exit(CodecBenchmark.main(Array(arguments.dropFirst())))
