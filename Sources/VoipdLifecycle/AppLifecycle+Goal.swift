@@ -202,9 +202,13 @@ extension AppLifecycle {
         if event.kind == .voipSocketReadable || event.kind == .keepAlive { history.wakeCount += 1 }
         // Before the event goes: what arrives from now on wakes the app after its next stop,
         // even if it reads it before the stop takes hold (it may be half-handled). An app that
-        // cannot be told is marked too: for it, this is the moment its state changes.
-        turn.emit(.markSockets)
-        guard case .connected = running.link else {
+        // cannot be told is marked too: for it, this is the moment its state changes. Except
+        // a program measured quiet before every stop (adopted): the mark it gets then covers
+        // all this one would, and on a wake this one would cost voipd's loop (a listener's
+        // mark reads a socket table) while the woken program needs the CPU.
+        let connected = if case .connected = running.link { true } else { false }
+        if connected || !policy.suspendsWhenQuiet { turn.emit(.markSockets) }
+        guard connected else {
             // No one can acknowledge: the event counts as acknowledged at once.
             return acknowledgementArrived(event, delivered: false, &turn)
         }

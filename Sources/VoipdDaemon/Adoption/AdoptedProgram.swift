@@ -20,9 +20,8 @@ final class AdoptedProgram {
     var verdict: QuietVerdict?
     /// Sampled now: running in the background (set after each batch of lifecycle actions).
     var sampling = false
-    /// The program ran since the last look (launched, woken): look at the first sample from
-    /// this instant on.
-    var lookDue: MonotonicInstant?
+    /// The program ran since the last look (launched, woken): look before the next sample.
+    var lookOwed = true
 
     init(settings: AdoptionSettings) {
         self.settings = settings

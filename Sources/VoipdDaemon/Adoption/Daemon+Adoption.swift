@@ -35,9 +35,9 @@ extension Daemon {
 
     /// After each batch of an app's lifecycle actions: sample an adopted program while it
     /// runs in the background, and only then; look again after each time it ran. The first
-    /// sample comes in the next turn of the loop, after the wake's SIGCONT, never before it;
-    /// the look a sample interval later, so that it never takes a CPU from the woken program
-    /// while it handles what woke it (a call's INVITE).
+    /// sample, and the look, come a sample interval after it was resumed, never in the turn
+    /// right after the wake's SIGCONT: voipd's loop would take a CPU from the woken program
+    /// while it handles what woke it (a call's INVITE). Its quiet window starts then.
     func noteAdoption(_ app: AppRecord) {
         guard let adoption = app.adoption ?? recoveredAdoption(of: app) else { return }
         let lifecycle = app.lifecycle
@@ -53,8 +53,8 @@ extension Daemon {
         adoption.sampling = sampling
         if sampling {
             adoption.detector.restart()
-            adoption.lookDue = now + adoption.sampleInterval
-            timers.set(.adoption(app.id), deadline: now)
+            adoption.lookOwed = true
+            timers.set(.adoption(app.id), deadline: now + adoption.sampleInterval)
         } else {
             timers.cancel(.adoption(app.id))
         }
@@ -103,7 +103,7 @@ extension Daemon {
     /// and let the lifecycle suspend it.
     func adoptionTimerFired(_ app: AppRecord) {
         guard let adoption = app.adoption, adoption.sampling, let process = app.process else { return }
-        if let due = adoption.lookDue, now >= due { look(at: app) }
+        if adoption.lookOwed { look(at: app) }
         // The whole program: with a cgroup, helpers that left its process tree count too.
         let members: [pid_t]
         do {
@@ -142,7 +142,7 @@ extension Daemon {
     /// when it changes: nothing fails silently.
     func look(at app: AppRecord) {
         guard let adoption = app.adoption, let process = app.process else { return }
-        adoption.lookDue = nil
+        adoption.lookOwed = false
         adoption.lastLook = wallClockSeconds()
         var problems: [String] = []
         defer { noteAdoptionWarning(problems, of: app) }
@@ -214,7 +214,7 @@ extension Daemon {
         adoption.report = nil
         adoption.verdict = nil
         adoption.sampling = false
-        adoption.lookDue = nil
+        adoption.lookOwed = true
         timers.cancel(.adoption(app.id))
     }
 }

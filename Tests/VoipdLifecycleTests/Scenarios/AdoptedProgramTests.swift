@@ -29,6 +29,7 @@ struct AdoptedProgramTests {
         var driver = Driver.at(.suspended, policy: .adoptedApp)
         let wake = driver.feed(.socketReady(sipData), after: .seconds(60))
         #expect(wake.steps == Steps.wake(from: .suspended))
+        #expect(!wake.actions.contains(.markSockets), "no mark on the wake path: the one before its next stop covers it")
         let spent = driver.feed(.timerFired(.wakeBudget), after: driver.timings.wakeBudget)
         #expect(spent.steps == [], "a call keeps it running past the wake budget")
         #expect(driver.phase == .background)
