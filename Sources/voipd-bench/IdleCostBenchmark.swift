@@ -99,14 +99,7 @@ enum IdleCostBenchmark {
         runSubcommand("idle-cost", usage: Options.usage, arguments: arguments, parse: Options.parse) { options in
             try SoftphonesBenchmark.checkTools(kamailio: options.kamailio)
             let voipd = try options.voipd ?? BenchPaths.buildVoipd()
-            let figures = try measure(options, voipd: voipd)
-            if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .sortedKeys
-                print(String(decoding: try encoder.encode(figures), as: UTF8.self))
-            } else {
-                report(figures)
-            }
+            try SoftphonesBenchmark.printFigures(try measure(options, voipd: voipd), json: options.json, report: report)
         }
     }
 

@@ -106,14 +106,7 @@ enum SoftphonesBenchmark {
                       + "a whole table dump (µs): \(tables) (medians)")
             }
             for phone in options.phones {
-                let figures = try measure(phone, options)
-                if options.json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = .sortedKeys
-                    print(String(decoding: try encoder.encode(figures), as: UTF8.self))
-                } else {
-                    report(figures)
-                }
+                try printFigures(try measure(phone, options), json: options.json, report: report)
             }
         }
     }
@@ -181,6 +174,14 @@ enum SoftphonesBenchmark {
         \(fixed(figures.discoveryCopiesMicroseconds)) µs from copies of the descriptors, of which the process tree \
         \(fixed(figures.processTreeMicroseconds)) µs; activity sample \(fixed(figures.activitySampleMicroseconds)) µs
         """)
+    }
+
+    /// Prints `figures` as one JSON object with sorted keys, or as `report` words them.
+    static func printFigures<Figures: Encodable>(_ figures: Figures, json: Bool, report: (Figures) -> Void) throws {
+        guard json else { return report(figures) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        print(String(decoding: try encoder.encode(figures), as: UTF8.self))
     }
 
     /// Throws unless what a private network and its Kamailio need is here: root, unshare,
