@@ -13,10 +13,16 @@ public func waitForNonEmptyFile(_ path: String, until deadline: MonotonicInstant
 /// inotify each time the file changes: false if `deadline` passes first. The file need not
 /// exist yet (a program launched a moment ago may not have opened its log).
 public func waitForText(_ text: String, in path: String, until deadline: MonotonicInstant) throws -> Bool {
+    try waitForContent(of: path, until: deadline) { $0.contains(text) }
+}
+
+/// Waits until what the file at `path` holds satisfies `satisfied`, woken by inotify each
+/// time the file changes: false if `deadline` passes first. The file need not exist yet.
+public func waitForContent(of path: String, until deadline: MonotonicInstant, _ satisfied: (String) -> Bool) throws -> Bool {
     // Watched before it is read: a write in between still wakes the wait. The directory is
     // watched rather than the file, so that its creation wakes the wait too.
     let watch = try inotifyWatch(directory(of: path), events: IN_CREATE | IN_MODIFY | IN_MOVED_TO)
-    return try waitForChange(watch, until: deadline) { (ProcFS.read(path) ?? "").contains(text) }
+    return try waitForChange(watch, until: deadline) { satisfied(ProcFS.read(path) ?? "") }
 }
 
 /// Waits until nothing is at `path` (a file another process removes), woken by inotify on
