@@ -25,6 +25,13 @@ extension Socket {
         }
     }
 
+    /// The address an IPv4 or IPv6 socket is bound to (`getsockname`); `EAFNOSUPPORT` for a
+    /// socket of another domain.
+    public static func inetLocalEndpoint(of fd: borrowing FileDescriptor) throws(Errno) -> InetEndpoint {
+        guard let local = try localEndpoint(of: fd) else { throw Errno(EAFNOSUPPORT, call: "getsockname: not IPv4 or IPv6") }
+        return local
+    }
+
     /// Whether `fd` is a listening socket (`SO_ACCEPTCONN`).
     public static func isListening(_ fd: borrowing FileDescriptor) throws(Errno) -> Bool {
         try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0

@@ -15,19 +15,21 @@ final class CallCommand {
     }
 
     let options: CallOptions
-    private let sockets: SIPSockets
-    private var stack: SIPUserAgentStack<SIPCaller, SIPFlow>?
-    private var timers = TimerTable<Timer>()
+    /// The caller and its transactions, and the timers. Each response read is logged by
+    /// ``handle(_:)`` with its delay, so not again as the caller's log line.
+    private var driver: SIPAgentDriver<SIPCaller, Timer>
     private var inviteSentAt: ContinuousClock.Instant?
     // Time enough, after giving up, for the 487 to the CANCEL and the BYE's answer.
     private static let grace: Duration = .seconds(5)
 
     init(options: CallOptions) {
         self.options = options
-        sockets = SIPSockets(transport: options.transport)
+        driver = SIPAgentDriver(sockets: SIPSockets(transport: options.transport), logCategory: "call", timerKey: Timer.caller,
+                                writesLog: { !$0.hasPrefix("received ") })
     }
 
-    private var caller: SIPCaller? { stack?.agent }
+    private var sockets: SIPSockets { driver.sockets }
+    private var caller: SIPCaller? { driver.agent }
 
     /// Runs the call; the exit status (0: answered).
     func run() -> Int32 {
@@ -54,10 +56,10 @@ final class CallCommand {
             Log.write("call", "cannot reach the registrar: \(error)")
             return 1
         }
-        stack = SIPUserAgentStack(SIPCaller(configuration: configuration), transport: options.transport, outbound: outbound)
+        driver.stack = SIPUserAgentStack(SIPCaller(configuration: configuration), transport: options.transport, outbound: outbound)
         let giveUpAfter = min(options.cancelAfter ?? options.timeout, options.timeout)
-        timers.arm(.giveUp, after: giveUpAfter)
-        timers.arm(.deadline, after: giveUpAfter + options.hold + Self.grace)
+        driver.timers.arm(.giveUp, after: giveUpAfter)
+        driver.timers.arm(.deadline, after: giveUpAfter + options.hold + Self.grace)
         inviteSentAt = .now
         perform { $0.apply { $0.call() } }
         while caller?.outcome == nil, !sockets.descriptors.isEmpty, waitAndHandle() {}
@@ -69,13 +71,13 @@ final class CallCommand {
         let fds = sockets.descriptors
         var descriptors = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         // A failed or interrupted wait is a turn with nothing ready, as a timeout.
-        let ready = (try? poll(&descriptors, timeoutMilliseconds: pollTimeout(until: earliest(timers.earliest, stack?.nextDeadline())))) ?? 0
+        let ready = (try? poll(&descriptors, timeoutMilliseconds: pollTimeout(until: driver.nextDeadline))) ?? 0
         if ready > 0 {
             for (fd, descriptor) in zip(fds, descriptors) where descriptor.revents != 0 { handle(sockets.readAvailable(fd)) }
         }
         let now = ContinuousClock.now
         perform { $0.expire(at: now) }
-        for timer in timers.takeDue(at: now) {
+        for timer in driver.timers.takeDue(at: now) {
             switch timer {
             case .caller(let callerTimer): perform { $0.timerFired(callerTimer, at: now) }
             case .giveUp where caller?.wasAnswered == false:
@@ -112,24 +114,7 @@ final class CallCommand {
     }
 
     private func perform(_ step: (inout SIPUserAgentStack<SIPCaller, SIPFlow>) -> [SIPUserAgentStack<SIPCaller, SIPFlow>.Output]) {
-        guard stack != nil else { return }
-        var socketEvents: [SIPSockets.Event] = []
-        for output in step(&stack!) {
-            switch output {
-            case .transmit(let message, let flow):
-                let time = Log.timestamp()
-                let events = sockets.send(message, to: flow)
-                socketEvents += events
-                if events.isEmpty { Log.write("call", "sent \(message.summary)", at: time) }
-            case .startTimer(let timer, let delay): timers.arm(.caller(timer), after: delay)
-            case .cancelTimer(let timer): timers.cancel(.caller(timer))
-            case .report: break
-            // Each message read is logged already, with its delay.
-            case .log(let text) where text.hasPrefix("received "): break
-            case .log(let text): Log.write("call", text)
-            }
-        }
-        handle(socketEvents)
+        handle(driver.perform(step).socketEvents)
     }
 
     private func finish() -> Int32 {

@@ -42,10 +42,9 @@ final class SIPLink {
 
     let settings: SIPLinkSettings
     weak var delegate: SIPLinkDelegate?
-    let sockets: SIPSockets
-    /// The callee and its transactions, once ``start(restoring:)`` has opened the sockets.
-    private(set) var stack: SIPUserAgentStack<SIPCallee, SIPFlow>?
-    private var timers = TimerTable<Timer>()
+    /// The callee and its transactions (once ``start(restoring:)`` has opened the sockets),
+    /// and the timers.
+    private var driver: SIPAgentDriver<SIPCallee, Timer>
     private var reconnectDelay = SIPLink.firstReconnectDelay
     private var registrarAddress: SIPSocketAddress?
 
@@ -57,12 +56,13 @@ final class SIPLink {
 
     init(settings: SIPLinkSettings) {
         self.settings = settings
-        self.sockets = SIPSockets(transport: settings.transport)
+        driver = SIPAgentDriver(sockets: SIPSockets(transport: settings.transport), logCategory: "sip", timerKey: Timer.callee)
     }
 
-    var callee: SIPCallee? { stack?.agent }
+    private var sockets: SIPSockets { driver.sockets }
+    var callee: SIPCallee? { driver.agent }
     var descriptors: [Int32] { sockets.descriptors }
-    var nextDeadline: ContinuousClock.Instant? { earliest(timers.earliest, stack?.nextDeadline()) }
+    var nextDeadline: ContinuousClock.Instant? { driver.nextDeadline }
 
     /// Opens the sockets (or takes the ones voipd handed back, by role), and registers
     /// unless the registrar's flow was handed back: that binding lives on, and the next
@@ -99,7 +99,7 @@ final class SIPLink {
             }
             outbound = sockets.outboundFlow ?? Self.noConnection
         }
-        stack = SIPUserAgentStack(SIPCallee(configuration: configuration), transport: settings.transport, outbound: outbound, timers: settings.timers)
+        driver.stack = SIPUserAgentStack(SIPCallee(configuration: configuration), transport: settings.transport, outbound: outbound, timers: settings.timers)
         Log.write("sip", "contact \(configuration.contact) over \(settings.transport)")
         if adoptedRegistrarFlow {
             Log.write("sip", "no REGISTER until the keep-alive: the registrar's binding outlives this process")
@@ -132,7 +132,7 @@ final class SIPLink {
     }
 
     func fireDueTimers(at now: ContinuousClock.Instant) {
-        for timer in timers.takeDue(at: now) {
+        for timer in driver.timers.takeDue(at: now) {
             switch timer {
             case .callee(let calleeTimer): perform { $0.timerFired(calleeTimer, at: now) }
             case .reconnect: connectAndRegister()
@@ -142,15 +142,15 @@ final class SIPLink {
     }
 
     private func connectAndRegister() {
-        timers.cancel(.reconnect)
+        driver.timers.cancel(.reconnect)
         do {
             let (flow, events) = try sockets.connectOutbound(to: settings.registrar, timeout: Self.connectTimeout)
             reconnectDelay = Self.firstReconnectDelay
-            stack?.outbound = flow
+            driver.stack?.outbound = flow
             handle(events)
         } catch {
             Log.write("sip", "cannot connect: \(error); again in \(reconnectDelay)")
-            timers.arm(.reconnect, after: reconnectDelay)
+            driver.timers.arm(.reconnect, after: reconnectDelay)
             reconnectDelay = min(reconnectDelay * 2, Self.longestReconnectDelay)
             return
         }
@@ -174,7 +174,7 @@ final class SIPLink {
                 delegate?.sipLink(self, didClose: role, reason: reason)
                 perform { $0.flowClosed(flow) }
                 // From the loop, not from here: this may run in the middle of performing actions.
-                if role == .registrarConnection { timers.arm(.reconnect, after: .zero) }
+                if role == .registrarConnection { driver.timers.arm(.reconnect, after: .zero) }
             case .log(let text):
                 Log.write("sip", text)
             }
@@ -185,25 +185,9 @@ final class SIPLink {
     /// softphone does about one (ending a background task, which may suspend it at once)
     /// comes after every message and log line of the step.
     private func perform(_ step: (inout SIPUserAgentStack<SIPCallee, SIPFlow>) -> [SIPUserAgentStack<SIPCallee, SIPFlow>.Output]) {
-        guard stack != nil else { return }
-        let outputs = step(&stack!)
-        var reports: [SIPCallee.Event] = []
-        var socketEvents: [SIPSockets.Event] = []
-        for output in outputs {
-            switch output {
-            case .transmit(let message, let flow):
-                let time = Log.timestamp()
-                let events = sockets.send(message, to: flow)
-                socketEvents += events
-                if events.isEmpty { Log.write("sip", "sent \(message.summary)", at: time) }
-                if message.method == .register, events.isEmpty { delegate?.sipLinkDidSendRegister(self) }
-            case .startTimer(let timer, let delay): timers.arm(.callee(timer), after: delay)
-            case .cancelTimer(let timer): timers.cancel(.callee(timer))
-            case .report(let event): reports.append(event)
-            case .log(let text): Log.write("sip", text)
-            }
-        }
-        handle(socketEvents)
-        for event in reports { delegate?.sipLink(self, didReport: event) }
+        let done = driver.perform(step)
+        if done.sent.contains(where: { $0.method == .register }) { delegate?.sipLinkDidSendRegister(self) }
+        handle(done.socketEvents)
+        for event in done.reports { delegate?.sipLink(self, didReport: event) }
     }
 }

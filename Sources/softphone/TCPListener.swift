@@ -36,8 +36,7 @@ final class TCPListener {
     }
 
     private init(owning descriptor: consuming FileDescriptor) throws(Errno) {
-        guard let local = try Socket.localEndpoint(of: descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname: not IPv4 or IPv6") }
-        localAddress = local
+        localAddress = try Socket.inetLocalEndpoint(of: descriptor)
         self.descriptor = descriptor
     }
 

@@ -48,8 +48,7 @@ public final class SIPDatagramSocket {
     }
 
     private init(owning descriptor: consuming FileDescriptor) throws(Errno) {
-        guard let local = try Socket.localEndpoint(of: descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname: not IPv4 or IPv6") }
-        localAddress = local
+        localAddress = try Socket.inetLocalEndpoint(of: descriptor)
         self.descriptor = descriptor
     }
 
@@ -59,8 +58,7 @@ public final class SIPDatagramSocket {
         let probe = try SIPDatagramSocket(binding: destination.unspecified)
         try probe.connect(to: destination)
         do throws(Errno) {
-            guard let local = try Socket.localEndpoint(of: probe.descriptor) else { throw Errno(EAFNOSUPPORT, call: "getsockname") }
-            return local
+            return try Socket.inetLocalEndpoint(of: probe.descriptor)
         } catch {
             throw SIPSocketError(error)
         }
