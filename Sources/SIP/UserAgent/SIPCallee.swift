@@ -28,7 +28,7 @@
 /// ```
 public struct SIPCallee: SIPUserAgent, Sendable {
     /// How the callee registers and answers.
-    public struct Configuration: Hashable, Sendable {
+    public struct Configuration: SIPUserAgentContact, Hashable, Sendable {
         /// The user part of the address of record.
         public var user: String
         /// The registrar's domain, `host` or `host:port`; the AOR is `sip:USER@DOMAIN`.
@@ -77,12 +77,6 @@ public struct SIPCallee: SIPUserAgent, Sendable {
 
         /// `sip:DOMAIN`, the Request-URI of REGISTER.
         public var registrarURI: SIPURI { (try? SIPURI(parsing: "sip:\(domain)")) ?? SIPURI(host: domain) }
-
-        /// `<sip:USER@CONTACTHOST[:CONTACTPORT];transport=tcp>` (or `udp`)
-        public var contact: String { SIPMessage.userAgentContact(user: user, host: contactHost, port: contactPort, transport: transport) }
-
-        /// A new top Via for a request: `SIP/2.0/TCP CONTACTHOST[:CONTACTPORT];branch=…;rport`.
-        public func newVia() -> String { SIPMessage.userAgentVia(transport: transport, host: contactHost, port: contactPort) }
     }
 
     /// The timers the callee asks its driver to arm.

@@ -5,7 +5,7 @@
 /// armed with ``timerFired(_:)``, and perform the ``SIPAction``s it returns.
 public struct SIPCaller: SIPUserAgent, Sendable {
     /// Whom to call and for how long.
-    public struct Configuration: Hashable, Sendable {
+    public struct Configuration: SIPUserAgentContact, Hashable, Sendable {
         /// The Request-URI of the INVITE, e.g. `sip:alice@127.0.0.1:5060`.
         public var target: SIPURI
         /// The caller's user part; From is `sip:USER@DOMAIN`.
@@ -38,12 +38,6 @@ public struct SIPCaller: SIPUserAgent, Sendable {
             self.holdTime = holdTime
             self.rtpPort = rtpPort
         }
-
-        /// `<sip:USER@CONTACTHOST[:CONTACTPORT];transport=tcp>` (or `udp`)
-        public var contact: String { SIPMessage.userAgentContact(user: user, host: contactHost, port: contactPort, transport: transport) }
-
-        /// A new top Via for a request: `SIP/2.0/TCP CONTACTHOST[:CONTACTPORT];branch=…;rport`.
-        public func newVia() -> String { SIPMessage.userAgentVia(transport: transport, host: contactHost, port: contactPort) }
     }
 
     /// The timers the caller asks its driver to arm.

@@ -17,16 +17,4 @@ extension SIPMessage {
         headers.set("Content-Type", SIPSessionDescription.contentType)
         self.body = body
     }
-
-    /// A Via value for a user agent, with a new branch; `rport` asks the next hop to note the
-    /// source port (RFC 3581) and to answer there, since `host` may not be resolvable and a
-    /// TCP connection's source port is not the one in sent-by.
-    static func userAgentVia(transport: SIPTransport, host: String, port: UInt16?) -> String {
-        "SIP/2.0/\(transport) \(port.map { "\(host):\($0)" } ?? host);branch=\(SIPIdentifiers.branch());rport"
-    }
-
-    /// `<sip:USER@HOST[:PORT];transport=udp|tcp>`
-    static func userAgentContact(user: String, host: String, port: UInt16?, transport: SIPTransport) -> String {
-        "<sip:\(user)@\(port.map { "\(host):\($0)" } ?? host);transport=\(transport.parameterValue)>"
-    }
 }
