@@ -50,23 +50,20 @@ extension Daemon {
                 try adopt(client, as: existing)
             }
             app = existing
-        } else if let manifest = apps.manifests[AppID(request.name)] {
-            // A manifest app started by someone else still runs under its manifest's rules.
-            let owner = manifest.account?.uid ?? geteuid()
-            guard peer.uid == 0 || peer.uid == owner else {
-                throw ProtocolError(.permissionDenied, "app \(request.name) is reserved for uid \(owner) by its manifest")
-            }
-            app = record(for: manifest)
-            do {
-                try adopt(client, as: app)
-            } catch {
-                apps[app.id] = nil
-                throw error
-            }
         } else {
-            try checkAppQuota(peer.uid)
-            app = AppRecord(name: request.name, uid: peer.uid, lifecycle: newLifecycle(), since: wallClockSeconds())
-            apps[app.id] = app
+            if let manifest = apps.manifests[AppID(request.name)] {
+                // A manifest app started by someone else still runs under its manifest's rules.
+                let owner = manifest.account?.uid ?? geteuid()
+                guard peer.uid == 0 || peer.uid == owner else {
+                    throw ProtocolError(.permissionDenied, "app \(request.name) is reserved for uid \(owner) by its manifest")
+                }
+                app = record(for: manifest)
+            } else {
+                try checkAppQuota(peer.uid)
+                app = AppRecord(name: request.name, uid: peer.uid, lifecycle: newLifecycle(), since: wallClockSeconds())
+                apps[app.id] = app
+            }
+            // The record is new: it must not outlive a failed adoption.
             do {
                 try adopt(client, as: app)
             } catch {
