@@ -207,6 +207,10 @@ extension AppLifecycle {
         // all this one would, and on a wake this one would cost voipd's loop (a listener's
         // mark reads a socket table) while the woken program needs the CPU.
         let connected = if case .connected = running.link { true } else { false }
+        // What the event says of its socket is known to the app from now on (an app that
+        // cannot be told is resumed for it). Only here: a readiness the lifecycle passed over
+        // (the app already runs) was never told, and stays new for the next stop.
+        if let socket = event.socket { turn.emit(.markReported(socket)) }
         if connected || !policy.suspendsWhenQuiet { turn.emit(.markSockets) }
         guard connected else {
             // No one can acknowledge: the event counts as acknowledged at once.

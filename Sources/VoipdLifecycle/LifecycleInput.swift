@@ -109,6 +109,12 @@ public enum LifecycleAction: Equatable, Sendable, Codable {
     /// arrived on its held sockets before this, it has had the chance to see; whatever
     /// arrives after it may not have handled, even if it reads it before it is stopped.
     case markSockets
+    /// The app is told of this socket now, in the event on its way (or, for an app that
+    /// cannot be told, by its resumption): what waits on it and its hang-up are known to it
+    /// from here on. Only for a readiness that became an event: one the lifecycle passed
+    /// over (a second socket found ready at the same stop, while the first one's wake already
+    /// runs the app) was never told, and must still count as new after the next stop.
+    case markReported(SocketReadiness)
     /// Watch the held VoIP sockets for data and hang-up. Whatever arrived since the last
     /// `markSockets`, read since or not, and whatever is unread and was never reported,
     /// wakes the app. Asked again once the stop is confirmed: what the app read between the

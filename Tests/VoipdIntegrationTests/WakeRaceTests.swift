@@ -79,6 +79,33 @@ struct WakeRaceTests {
         try harness.waitForState("phone", .suspended)
     }
 
+    @Test("two sockets with data at the stop: the app is woken for one, and for the other at the next stop if it left it unread")
+    func twoSocketsReadyAtOneStop() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let peer = try harness.makePeer()
+        // The app reads nothing on its own, and acknowledges didEnterBackground when the
+        // test says: both sockets have data when voipd arms them on the way to the stop.
+        let app = try harness.launchTestApp("phone", ["--no-read", "--no-ack", "didEnterBackground"])
+        var remotes: [PeerConnection] = []
+        for name in ["sip-a", "sip-b"] {
+            try app.send(.register(socket: name, address: peer.address))
+            remotes.append(try peer.accept())
+            try app.expect(.registered(socket: name))
+        }
+        try harness.control.command(.background, "phone")
+        let entered = try app.expectEvent(.didEnterBackground)
+        for remote in remotes { try remote.write("INVITE") }
+        try app.send(.acknowledge(eventID: entered.id))
+        // Woken for one; the other's readiness finds the app running. It leaves both unread:
+        // the one it was not told of wakes it once it is stopped again.
+        let first = try app.expectEvent(.voipSocketReadable)
+        let second = try app.expectEvent(.voipSocketReadable)
+        #expect([first.socket?.name, second.socket?.name] == ["sip-a", "sip-b"])
+        try harness.waitForState("phone", .suspended)
+        #expect(try harness.status("phone").wakes == 2)
+    }
+
     /// Waits for `token` as the whole answer on `socket` (a connection or a connected UDP
     /// socket); a lost wake leaves it unanswered.
     static func expectAnswer(_ token: String, on socket: borrowing FileDescriptor, round: Int) throws {

@@ -365,6 +365,7 @@ public final class Daemon {
             case .suspend: suspend(app)
             case .deliver(let event): deliver(event, to: app)
             case .markSockets: markSockets(of: app)
+            case .markReported(let readiness): markReported(readiness, of: app)
             case .armSockets: arm(app)
             case .disarmSockets: disarm(app)
             case .startTimer(let kind, let after):

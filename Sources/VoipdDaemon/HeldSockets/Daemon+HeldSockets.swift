@@ -44,14 +44,22 @@ extension Daemon {
         for held in registry.sockets(of: app.id) { held.markTold() }
     }
 
+    /// The app is told of a socket now: what waits on it and its hang-up are known to the app.
+    func markReported(_ readiness: SocketReadiness, of app: AppRecord) {
+        registry.socket(app: app.id, name: readiness.name)?.markReported(readiness)
+    }
+
     /// The app goes to sleep (or died), or its stop was confirmed: arrivals should wake it.
     /// Anything that arrived since it was last told wakes it now, whether it is still unread
     /// or the app read it between its acknowledgement and the stop: nothing is lost there.
+    /// Every socket with something new is offered; the lifecycle wakes the app for the first
+    /// and passes over the rest (the app then runs and reads them itself), and only the one
+    /// it tells the app of is marked as told (`.markReported`): the others stay new, so that
+    /// what the app does not get to before its next stop wakes it again.
     func arm(_ app: AppRecord) {
         for held in registry.sockets(of: app.id) {
             held.armed = true
             if let readiness = held.pendingReadiness() {
-                held.markReported(readiness)
                 feedLater(app, .socketReady(readiness))
             } else if !held.hasWaiting {
                 held.arrivedSinceReport = false
@@ -70,7 +78,6 @@ extension Daemon {
         if !events.intersection([.readHangup, .hangup, .error]).isEmpty { held.peerClosed = true }
         guard held.armed, let app = apps[held.app] else { return }
         guard let readiness = held.pendingReadiness() else { return }
-        held.markReported(readiness)
         app.wakeSeenAt = now
         // The wake path: the lifecycle says it will resume the app, so SIGCONT goes first and
         // the app runs while voipd does the bookkeeping (its `.resume` is then done already).

@@ -63,6 +63,26 @@ struct BackgroundingTests {
         #expect(driver.acknowledge(.voipSocketReadable).steps == [.arm, .suspend])
     }
 
+    @Test("two sockets ready at one stop: the app is woken and told of the first; the second, passed over, is not marked as told")
+    func secondReadinessAtOneStop() {
+        // The daemon offers every socket with something new when it arms; the first wakes the
+        // app, and the second finds it running. Marked as told, what waits on the second
+        // would never wake the app again.
+        var driver = Driver.at(.suspending)
+        let other = SocketReadiness(name: "sip-in-2", bytesAvailable: 8, peerClosed: false)
+        let first = driver.feed(.socketReady(sipData))
+        #expect(first.actions.contains(.markReported(sipData)))
+        #expect(first.delivered.first?.socket == sipData)
+        let second = driver.feed(.socketReady(other))
+        #expect(second.steps == [], "the app runs and reads its sockets itself")
+        #expect(!second.actions.contains(.markReported(other)))
+        #expect(driver.acknowledge(.voipSocketReadable).steps == [.arm, .suspend])
+        // Offered again at that stop, it wakes the app, and now it is told.
+        let again = driver.feed(.socketReady(other))
+        #expect(again.actions.contains(.markReported(other)))
+        #expect(again.delivered.first?.socket == other)
+    }
+
     @Test("a wake that is not acknowledged is suspended when its budget is spent")
     func wakeBudgetSpent() {
         var driver = Driver.at(.suspended)

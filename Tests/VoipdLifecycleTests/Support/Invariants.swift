@@ -51,6 +51,17 @@ struct Invariants {
             guard case .deliver(let event) = action else { continue }
             check(index > 0 && actions[index - 1] == .markSockets, "\(event.kind) delivered without a mark just before it: \(actions)")
         }
+        // A socket counts as told only when an event about it goes out: a readiness passed
+        // over (the app runs already) is not marked, or what waits on it would never wake
+        // the app again.
+        for (index, action) in actions.enumerated() {
+            guard case .deliver(let event) = action, let socket = event.socket else { continue }
+            check(actions[..<index].contains(.markReported(socket)), "\(event.kind) about \(socket.name) delivered without marking it told: \(actions)")
+        }
+        if case .socketReady = input, before.phase.isAlive, !before.phase.isStopped {
+            check(!actions.contains { if case .markReported = $0 { true } else { false } },
+                  "a readiness passed over, marked as told: \(actions)")
+        }
         if input == .stopConfirmed, before.phase == .suspending, after.phase == .suspended {
             check(actions.contains(.armSockets), "a confirmed stop without a look at the sockets: \(steps)")
         }

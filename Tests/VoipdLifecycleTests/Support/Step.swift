@@ -30,7 +30,7 @@ enum Step: Equatable, Sendable, CustomStringConvertible {
         case .deliver(let event): self = .deliver(event.kind)
         case .suspend: self = .suspend
         case .resume: self = .resume
-        case .markSockets: return nil
+        case .markSockets, .markReported: return nil
         case .armSockets: self = .arm
         case .disarmSockets: self = .disarm
         case .startTimer(let timer, _): self = .start(timer)
