@@ -39,6 +39,25 @@ public enum ProcNetSocketTable {
         }
     }
 
+    /// The lines of one table for the sockets `inodes`, added to `found`, the table read
+    /// again (`passes` times at most) while some are missing. The kernel prints these tables
+    /// a page (about 30 lines) per `read`, and starts each `read` from a position counted in
+    /// lines (UDP) or in lines of a hash bucket (TCP): a socket opened or closed elsewhere
+    /// between two reads moves what that position points at, and a line is skipped or
+    /// printed twice. On a busy machine (thousands of TCP sockets, hundreds of pages) that
+    /// loses a socket often enough to matter; a line that is there is not skipped in every
+    /// pass. A socket in no table (closed since, or never bound) costs the passes.
+    public static func find(_ inodes: Set<UInt64>, pid: pid_t, transport: NetworkSocket.Transport, family: IPAddress.Family, limit: Int,
+                            passes: Int = 3, into found: inout [UInt64: NetworkSocket]) throws {
+        var missing = inodes.filter { found[$0] == nil }
+        for _ in 0..<passes where !missing.isEmpty {
+            try read(pid: pid, transport: transport, family: family, limit: limit) { socket in
+                if missing.remove(socket.inode) != nil { found[socket.inode] = socket }
+                return !missing.isEmpty
+            }
+        }
+    }
+
     /// One line of a table: `sl local rem st tx_queue:rx_queue tr:tm->when retrnsmt uid
     /// timeout inode …`. Addresses are hexadecimal 32-bit words in the host's byte order,
     /// ports hexadecimal numbers. Nil for a line that does not have this shape.

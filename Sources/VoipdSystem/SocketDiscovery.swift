@@ -256,8 +256,8 @@ public struct SocketDiscovery: Sendable {
                 }
             }
             do {
-                try ProcNetSocketTable.read(pid: pid, transport: table.transport, family: table.family == AF_INET ? .ipv4 : .ipv6,
-                                            limit: limit, collect)
+                try ProcNetSocketTable.find(missing, pid: pid, transport: table.transport, family: table.family == AF_INET ? .ipv4 : .ipv6,
+                                            limit: limit, into: &found)
             } catch Errno.overflow {
                 cut = true
             } catch {
