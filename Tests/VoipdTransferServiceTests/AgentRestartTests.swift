@@ -14,7 +14,6 @@ struct AgentRestartTests {
     func agentKilled() throws {
         let nginx = try NginxServer(rateLimit: "8m")
         let rig = try TransferRig()
-        rig.open()
         let (digest, destination, id) = try rig.slowDownload("a.bin", size: 32_000_000, from: nginx, receivedAtLeast: 6_000_000)
         let agents = rig.service.agentProcesses
         #expect(agents.count == 1)
@@ -30,7 +29,6 @@ struct AgentRestartTests {
     func serviceRestarted() throws {
         let nginx = try NginxServer(rateLimit: "8m")
         let rig = try TransferRig()
-        rig.open()
         let (digest, destination, id) = try rig.slowDownload("b.bin", size: 32_000_000, from: nginx, receivedAtLeast: 6_000_000)
         try rig.restartService()
         #expect(rig.engine.tasks[id] != nil, "the task came back from the store")
@@ -49,7 +47,6 @@ struct AgentRestartTests {
         try nginx.serve("c.bin", size: 1000)
         let rig = try TransferRig()
         rig.acknowledges = false
-        rig.open()
         let id = try rig.create(.download(nginx.baseURL + "/c.bin", to: rig.downloads + "/c.bin"))
         _ = try rig.completion(of: id)
         try rig.restartService()

@@ -14,7 +14,6 @@ struct DownloadTests {
     func five() throws {
         let nginx = try NginxServer()
         let rig = try TransferRig()
-        rig.open()
         let sizes = [0, 1, 100_000, 3_000_000, 20_000_000]
         var expected: [TransferTaskID: (path: String, digest: String, size: Int)] = [:]
         for (index, size) in sizes.enumerated() {
@@ -41,7 +40,6 @@ struct DownloadTests {
     func serverRestart() throws {
         let nginx = try NginxServer(rateLimit: "8m")
         let rig = try TransferRig()
-        rig.open()
         let (digest, destination, id) = try rig.slowDownload("large.bin", size: 48_000_000, from: nginx, receivedAtLeast: 8_000_000)
         nginx.stop()
         // The agent reports the lost connection; the task waits to try again, and fails to
@@ -64,7 +62,6 @@ struct DownloadTests {
     func changedResource() throws {
         let nginx = try NginxServer(rateLimit: "8m")
         let rig = try TransferRig()
-        rig.open()
         let (_, destination, id) = try rig.slowDownload("moving.bin", size: 24_000_000, from: nginx, receivedAtLeast: 4_000_000)
         nginx.stop()
         #expect(try rig.run(timeout: 30) { rig.engine.tasks[id]?.runningAttempt == nil })
@@ -81,7 +78,6 @@ struct DownloadTests {
     func notFound() throws {
         let nginx = try NginxServer()
         let rig = try TransferRig()
-        rig.open()
         let destination = rig.downloads + "/missing.bin"
         let id = try rig.create(.download(nginx.baseURL + "/missing.bin", to: destination))
         let completion = try rig.completion(of: id)
@@ -94,8 +90,7 @@ struct DownloadTests {
     func resourceTimeout() throws {
         let nginx = try NginxServer(rateLimit: "1m")
         try nginx.serve("slow.bin", size: 16_000_000)
-        let rig = try TransferRig()
-        rig.open(options: TransferOptions(timeoutIntervalForResource: 1.5))
+        let rig = try TransferRig(sessionOptions: TransferOptions(timeoutIntervalForResource: 1.5))
         let destination = rig.downloads + "/slow.bin"
         let started = MonotonicInstant.now
         let id = try rig.create(.download(nginx.baseURL + "/slow/slow.bin", to: destination))
@@ -114,7 +109,6 @@ struct DownloadTests {
         let nginx = try NginxServer()
         let digest = try nginx.serve("private/secret.bin", size: 500_000)
         let rig = try TransferRig()
-        rig.open()
         let destination = rig.downloads + "/secret.bin"
         let id = try rig.create(.download(nginx.baseURL + "/private/secret.bin", to: destination))
         let first = try rig.challenge(of: id)
@@ -134,7 +128,6 @@ struct DownloadTests {
         let nginx = try NginxServer()
         try nginx.serve("a.bin", size: 10)
         let rig = try TransferRig()
-        rig.open()
         let foreign = rig.directory + "/foreign"
         mkdir(foreign, 0o777)
         chown(foreign, 65534, 65534)
@@ -153,7 +146,6 @@ struct DownloadTests {
         let nginx = try NginxServer(rateLimit: "4m")
         try nginx.serve("p.bin", size: 8_000_000)
         let rig = try TransferRig()
-        rig.open()
         let started = MonotonicInstant.now
         let id = try rig.create(.download(nginx.baseURL + "/slow/p.bin", to: rig.downloads + "/p.bin"))
         _ = try rig.completion(of: id)
@@ -172,7 +164,6 @@ struct DownloadTests {
         let nginx = try NginxServer()
         let digest = try nginx.serve("big.bin", size: 400_000_000)
         let rig = try TransferRig()
-        rig.open()
         let destination = rig.downloads + "/big.bin"
         let id = try rig.create(.download(nginx.baseURL + "/big.bin", to: destination))
         #expect(try rig.completion(of: id, timeout: 300).error == nil)

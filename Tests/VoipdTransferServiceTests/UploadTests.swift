@@ -13,7 +13,6 @@ struct UploadTests {
     func large() throws {
         let nginx = try NginxServer()
         let rig = try TransferRig()
-        rig.open()
         let source = rig.directory + "/upload.bin"
         try makeRandomFile(source, size: 100_000_000)
         let digest = try sha256(source)
@@ -30,7 +29,6 @@ struct UploadTests {
     func missing() throws {
         let nginx = try NginxServer()
         let rig = try TransferRig()
-        rig.open()
         let id = try rig.create(.upload(rig.directory + "/nothing.bin", to: nginx.baseURL + "/upload/x"))
         let completion = try rig.completion(of: id)
         #expect(completion.error == .file("cannot read \(rig.directory)/nothing.bin: No such file or directory"))
@@ -42,7 +40,6 @@ struct UploadTests {
     func unreadable() throws {
         let nginx = try NginxServer()
         let rig = try TransferRig(credentials: SpawnCredentials(uid: 65534, gid: 65534, supplementaryGroups: []))
-        rig.open()
         let source = rig.directory + "/root-only.bin"
         try makeRandomFile(source, size: 1000)
         chmod(source, 0o600)

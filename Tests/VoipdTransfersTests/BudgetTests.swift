@@ -12,8 +12,7 @@ struct BudgetTests {
 
     @Test("every byte counts; once the budget is spent discretionary tasks wait for the next window, others go on")
     func spent() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         driver.feed(.network(NetworkStatus(kind: .wifi)))
         let ordinary = driver.download("big").id
         driver.complete(ordinary, bytes: 1200)
@@ -32,8 +31,7 @@ struct BudgetTests {
 
     @Test("a running discretionary task pauses when the budget runs out mid-transfer")
     func pausesMidTransfer() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         driver.feed(.network(NetworkStatus(kind: .wifi)))
         let id = discretionary(&driver, "a")
         driver.report(id, .response(HTTPResponseHead(status: 200), resumedFrom: 0))
@@ -44,8 +42,7 @@ struct BudgetTests {
 
     @Test("bytes kept from an earlier attempt are not counted again; sent bytes count")
     func resumedBytes() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .response(HTTPResponseHead(status: 206), resumedFrom: 700))
         driver.report(id, .progress(TransferProgress(bytesReceived: 750)))
@@ -58,8 +55,7 @@ struct BudgetTests {
 
     @Test("bytes count on the network the attempt started on; each kind has its own budget")
     func perKind() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         driver.feed(.network(NetworkStatus(kind: .wifi)))
         driver.complete(driver.download("a").id, bytes: 2000)
         driver.feed(.network(NetworkStatus(kind: .ethernet)))
@@ -70,8 +66,7 @@ struct BudgetTests {
 
     @Test("with no budget configured discretionary tasks are never held back by usage")
     func noBudget() {
-        var driver = Driver { $0.dailyBudget = nil }
-        driver.open()
+        var driver = Driver.withOpenSession { $0.dailyBudget = nil }
         driver.complete(driver.download("a").id, bytes: 1_000_000)
         let id = discretionary(&driver, "b")
         #expect(driver.task(id)?.runningAttempt != nil)

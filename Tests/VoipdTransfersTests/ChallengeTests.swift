@@ -9,10 +9,9 @@ struct ChallengeTests {
 
     @Test("a 401 with WWW-Authenticate becomes a challenge event")
     func challengeEvent() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
-        let step = driver.report(id, .ended(.challenged(unauthorized), TransferProgress()))
+        let step = driver.challenge(id, with: unauthorized)
         let challenge = step.delivery?.events.first?.challenge
         #expect(challenge?.scheme == "Basic")
         #expect(challenge?.realm == "uploads")
@@ -22,10 +21,9 @@ struct ChallengeTests {
 
     @Test("answered with a credential, the task runs again at once with Basic authorization")
     func credential() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
-        let delivery = driver.report(id, .ended(.challenged(unauthorized), TransferProgress())).delivery!
+        let delivery = driver.challenge(id, with: unauthorized).delivery!
         driver.feed(.eventsHandled(app: Driver.app, delivery.id))
         let step = driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "alice", password: "s3cret")))
         #expect(step.reply == .done)
@@ -35,24 +33,22 @@ struct ChallengeTests {
 
     @Test("a refused credential challenges again with a failure count; the credential is not kept")
     func refused() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
-        driver.report(id, .ended(.challenged(unauthorized), TransferProgress()))
+        driver.challenge(id, with: unauthorized)
         driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "alice", password: "wrong")))
-        let again = driver.report(id, .ended(.challenged(unauthorized), TransferProgress()))
+        let again = driver.challenge(id, with: unauthorized)
         #expect(again.delivery?.events.first?.challenge?.previousFailureCount == 1)
         #expect(driver.task(id)?.credential == nil)
     }
 
     @Test("cancel ends the task as cancelled; default handling ends it with the 401")
     func otherAnswers() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
         let b = driver.download("b").id
-        driver.report(a, .ended(.challenged(unauthorized), TransferProgress()))
-        driver.report(b, .ended(.challenged(unauthorized), TransferProgress()))
+        driver.challenge(a, with: unauthorized)
+        driver.challenge(b, with: unauthorized)
         let cancelled = driver.feed(.answerChallenge(Driver.session, a, .cancel))
         #expect(cancelled.delivery?.events.first?.completion?.error == .cancelled)
         #expect(cancelled.discarded == [driver.task(a)!.partialPath!], "the partial file of the challenged download goes")
@@ -63,18 +59,16 @@ struct ChallengeTests {
 
     @Test("a credential with a colon in the user or control characters is refused")
     func badCredential() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
-        driver.report(id, .ended(.challenged(unauthorized), TransferProgress()))
+        driver.challenge(id, with: unauthorized)
         #expect(driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "a:b", password: "x"))).rejection == .invalidValue)
         #expect(driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "a", password: "x\ny"))).rejection == .invalidValue)
     }
 
     @Test("a 401 without WWW-Authenticate is an ordinary HTTP error")
     func plain401() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         #expect(HTTPResponseHead(status: 401).isChallenge == false)
         #expect(AuthenticationChallenge(response: HTTPResponseHead(status: 401), previousFailureCount: 0) == nil)
         let id = driver.download("a").id

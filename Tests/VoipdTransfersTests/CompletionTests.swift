@@ -7,8 +7,7 @@ import VoipdTransfers
 struct CompletionTests {
     @Test("success: the completion carries the response and the bytes; handling it removes the task")
     func success() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         let step = driver.complete(id, bytes: 1234)
         let event = step.delivery?.events.first
@@ -24,8 +23,7 @@ struct CompletionTests {
 
     @Test("a status that is not 2xx ends the task with an HTTP error and the response")
     func httpError() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("missing").id
         let completion = driver.complete(id, status: 404).delivery?.events.first?.completion
         #expect(completion?.error == .http(status: 404))
@@ -34,8 +32,7 @@ struct CompletionTests {
 
     @Test("a file the agent cannot read or write ends the task with a file error")
     func fileError() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.create(.upload("/home/phone/secret", to: "https://x/u")).id
         let step = driver.report(id, .ended(.fileFailure("cannot open /home/phone/secret: Permission denied"), TransferProgress()))
         #expect(step.delivery?.events.first?.completion?.error == .file("cannot open /home/phone/secret: Permission denied"))
@@ -43,8 +40,7 @@ struct CompletionTests {
 
     @Test("cancelling a running download stops it and drops its partial file; the app gets a cancelled completion")
     func cancelRunning() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         let step = driver.feed(.cancelTask(Driver.session, id))
         #expect(step.reply == .done)
@@ -58,8 +54,7 @@ struct CompletionTests {
 
     @Test("cancelling a waiting download that had started removes the partial file its attempts left")
     func cancelWaiting() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .ended(.networkFailure(NetworkFailure(code: -1005, message: "lost", isTransient: true)), TransferProgress()))
         let step = driver.feed(.cancelTask(Driver.session, id))
@@ -69,8 +64,7 @@ struct CompletionTests {
 
     @Test("the resource timeout ends a running task as timed out and stops its attempt")
     func timeoutRunning() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(timeoutIntervalForResource: 100))
+        var driver = Driver.withOpenSession(options: TransferOptions(timeoutIntervalForResource: 100))
         let id = driver.download("a").id
         #expect(driver.engine.nextDeadline == driver.now.addingTimeInterval(100))
         driver.report(id, .progress(TransferProgress(bytesReceived: 10)), after: 50)
@@ -82,8 +76,7 @@ struct CompletionTests {
 
     @Test("the resource timeout counts from creation, whatever the task waited for")
     func timeoutWaiting() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(discretionary: true, timeoutIntervalForResource: 3600))
+        var driver = Driver.withOpenSession(options: TransferOptions(discretionary: true, timeoutIntervalForResource: 3600))
         driver.feed(.power(.battery))
         let id = driver.download("a").id
         let step = driver.tickToDeadline()
@@ -95,8 +88,7 @@ struct CompletionTests {
 
     @Test("invalidateAndCancel cancels every task of the session; the session goes once they are handed over")
     func invalidateAndCancel() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
         let b = driver.download("b").id
         let step = driver.feed(.invalidateSession(Driver.session, cancelTasks: true))
@@ -110,8 +102,7 @@ struct CompletionTests {
 
     @Test("finishTasksAndInvalidate lets the tasks finish")
     func finishAndInvalidate() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
         #expect(driver.feed(.invalidateSession(Driver.session, cancelTasks: false)).stops.isEmpty)
         let done = driver.complete(a)

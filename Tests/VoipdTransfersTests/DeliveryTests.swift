@@ -8,11 +8,10 @@ import VoipdTransfers
 struct DeliveryTests {
     @Test("five downloads queued at once complete while the app is suspended: one resume with all five (seed 003)")
     func batch() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let ids = (1...5).map { driver.download("f\($0)").id }
-        driver.feed(.appPresence(app: Driver.app, .background))
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.background)
+        driver.appBecomes(.suspended)
         // "request1 completes … request 3 … request 2 … request 4 … request 5"
         var deliveries: [TransferDelivery] = []
         for (index, id) in [ids[0], ids[2], ids[1], ids[3], ids[4]].enumerated() {
@@ -30,15 +29,14 @@ struct DeliveryTests {
     /// next, suspend… Each transfer takes 1 s. Returns the delays between a completion on
     /// the wire and the resume that hands it over, and between a task's creation and its start.
     private func chain(_ placement: ResumeLimiterPlacement, length: Int) -> (resumeDelays: [Double], startDelays: [Double]) {
-        var driver = Driver {
+        var driver = Driver.withOpenSession {
             $0.resumeLimiter.placement = placement
             // Tasks created in the background are discretionary: no budget to hold them back here.
             $0.dailyBudget = nil
         }
-        driver.open()
         var id = driver.download("chain-0").id
-        driver.feed(.appPresence(app: Driver.app, .background))
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.background)
+        driver.appBecomes(.suspended)
         var resumeDelays: [Double] = []
         var startDelays: [Double] = []
         for round in 1...length {
@@ -51,12 +49,12 @@ struct DeliveryTests {
             }
             #expect(delivery.wake == .resume)
             resumeDelays.append(driver.now.timeIntervalSince(completedAt))
-            driver.feed(.appPresence(app: Driver.app, .background))
+            driver.appBecomes(.background)
             let created = driver.now
             let step = driver.create(.download("https://example.org/\(round)", to: "/home/phone/chain-\(round)"))
             id = step.id
             driver.feed(.eventsHandled(app: Driver.app, delivery.id))
-            driver.feed(.appPresence(app: Driver.app, .suspended))
+            driver.appBecomes(.suspended)
             if step.step.started.isEmpty {
                 let start = driver.tickToDeadline()
                 #expect(start.startedTasks == [id])
@@ -84,56 +82,62 @@ struct DeliveryTests {
 
     @Test("a task created while the app runs on its own in the background is not delayed (iOS 8 placement)")
     func notWokenNotDelayed() {
-        var driver = Driver { $0.resumeLimiter.placement = .delayNewTasks }
-        driver.open(.background)
+        var driver = Driver.withOpenSession(.background) { $0.resumeLimiter.placement = .delayNewTasks }
         #expect(driver.download("a").step.started.count == 1)
     }
 
     @Test("iOS 8 placement: a challenge resumes the app at once and counts; the stalled task is not delayed when answered")
     func challengeImmediate() {
-        var driver = Driver { $0.resumeLimiter.placement = .delayNewTasks }
-        driver.open()
+        var driver = Driver.withOpenSession { $0.resumeLimiter.placement = .delayNewTasks }
         let id = driver.download("a").id
         let earlier = [driver.download("x").id, driver.download("y").id]
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         // Two earlier wakes raise the level to 2.
         for other in earlier {
             driver.completeWhileSuspended(other)
         }
         #expect(driver.engine.app(Driver.app).limiter.level == 2)
-        let challenged = driver.report(id, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic realm=r"])), TransferProgress()))
+        let challenged = driver.challenge(id)
         #expect(challenged.delivery?.wake == .resume, "at once, with no coalescing")
         #expect(driver.engine.app(Driver.app).limiter.level == 3)
-        driver.feed(.appPresence(app: Driver.app, .background))
+        driver.appBecomes(.background)
         let answered = driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "u", password: "p")))
         #expect(answered.startedTasks == [id], "not delayed by the 40 s work period")
     }
 
-    @Test("iOS 7 placement: a challenge waits for the work period like any event, and counts")
-    func challengeDelayed() {
-        var driver = Driver()
-        driver.open()
+    /// Two downloads; the app suspended; the first completes and a resume hands it over, which
+    /// puts the limiter at level 1. The driver (its clock at that resume) and the second download.
+    private func resumedOnceWithADownloadLeft(sourceLocation: SourceLocation = #_sourceLocation) -> (driver: Driver, left: TransferTaskID) {
+        var driver = Driver.withOpenSession()
         let first = driver.download("a").id
         let second = driver.download("b").id
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         driver.complete(first)
-        let resumedAt = driver.tickToDeadline().delivery.map { _ in driver.now }
-        driver.feed(.appPresence(app: Driver.app, .background))
-        driver.feed(.appPresence(app: Driver.app, .suspended))
-        let step = driver.report(second, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic"])), TransferProgress()))
+        let resume = driver.tickToDeadline()
+        #expect(resume.delivery?.wake == .resume, sourceLocation: sourceLocation)
+        #expect(driver.engine.app(Driver.app).limiter.level == 1, sourceLocation: sourceLocation)
+        return (driver, second)
+    }
+
+    @Test("iOS 7 placement: a challenge waits for the work period like any event, and counts")
+    func challengeDelayed() {
+        var (driver, second) = resumedOnceWithADownloadLeft()
+        let resumedAt = driver.now
+        driver.appBecomes(.background)
+        driver.appBecomes(.suspended)
+        let step = driver.challenge(second)
         #expect(step.deliveries.isEmpty)
         let delivered = driver.tickToDeadline()
         #expect(delivered.delivery?.events.first?.challenge != nil)
-        #expect(driver.now == resumedAt?.addingTimeInterval(10))
+        #expect(driver.now == resumedAt.addingTimeInterval(10))
         #expect(driver.engine.app(Driver.app).limiter.level == 2)
     }
 
     @Test("the limiter decays when the app is left alone")
     func decay() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let ids = (0..<4).map { driver.download("f\($0)").id }
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         // Three resumes in a row: level 3 (40 s).
         for id in ids.prefix(3) {
             driver.completeWhileSuspended(id)
@@ -150,24 +154,17 @@ struct DeliveryTests {
 
     @Test("coming to the foreground resets the limiter and delivers at once")
     func foregroundResets() {
-        var driver = Driver()
-        driver.open()
-        let a = driver.download("a").id
-        let b = driver.download("b").id
-        driver.feed(.appPresence(app: Driver.app, .suspended))
-        driver.complete(a)
-        driver.tickToDeadline()
-        driver.feed(.appPresence(app: Driver.app, .foreground))
+        var (driver, left) = resumedOnceWithADownloadLeft()
+        driver.appBecomes(.foreground)
         #expect(driver.engine.app(Driver.app).limiter.level == 0)
-        let step = driver.complete(b)
+        let step = driver.complete(left)
         #expect(step.delivery?.wake == TransferWake.none)
         #expect(driver.engine.app(Driver.app).limiter.level == 0, "a delivery to a running app is no resume")
     }
 
     @Test("events for a running background app go at once and do not count")
     func backgroundRunning() {
-        var driver = Driver()
-        driver.open(.background)
+        var driver = Driver.withOpenSession(.background)
         let id = driver.download("a").id
         let step = driver.complete(id)
         #expect(step.delivery?.wake == TransferWake.none)
@@ -176,10 +173,9 @@ struct DeliveryTests {
 
     @Test("an app that is not running is relaunched; a failed relaunch waits until the app runs")
     func relaunch() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
-        driver.feed(.appPresence(app: Driver.app, .notRunning))
+        driver.appBecomes(.notRunning)
         driver.complete(a)
         let step = driver.tickToDeadline()
         #expect(step.delivery?.wake == .relaunch)
@@ -187,22 +183,21 @@ struct DeliveryTests {
         #expect(failed.deliveries.isEmpty)
         #expect(driver.engine.nextDeadline == nil || driver.engine.nextDeadline! > driver.now.addingTimeInterval(3600))
         // Launched by the user: the events go at once.
-        let launched = driver.feed(.appPresence(app: Driver.app, .foreground))
+        let launched = driver.appBecomes(.foreground)
         #expect(launched.delivery?.events.map(\.task) == [a])
         #expect(launched.delivery?.wake == TransferWake.none)
     }
 
     @Test("an app that ends before handling a delivery gets its events again")
     func redelivery() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
         let first = driver.complete(a).delivery!
         // Suspended before saying it handled them: still theirs.
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         #expect(driver.engine.nextDeadline == nil)
         // It ends instead: relaunched with them.
-        driver.feed(.appPresence(app: Driver.app, .notRunning))
+        driver.appBecomes(.notRunning)
         let again = driver.tickToDeadline()
         #expect(again.delivery?.wake == .relaunch)
         #expect(again.delivery?.events.map(\.task) == [a])
@@ -214,13 +209,12 @@ struct DeliveryTests {
 
     @Test("one delivery carries the events of every session of the app")
     func sessions() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let other = TransferSessionID(app: Driver.app, identifier: "photos")
         driver.feed(.openSession(other, nil))
         let a = driver.download("a").id
         let b = driver.create(.download("https://x/b", to: "/d/b"), in: other).id
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         driver.complete(a)
         driver.complete(b)
         let step = driver.tickToDeadline()
@@ -229,12 +223,11 @@ struct DeliveryTests {
 
     @Test("progress goes only to a running app")
     func progress() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         let progress = TransferProgress(bytesReceived: 10, bytesExpectedToReceive: 100)
         #expect(driver.report(id, .progress(progress)).progressEvents == [TransferEvent(task: id, session: "bg", kind: .progress(progress))])
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         let step = driver.report(id, .progress(progress))
         #expect(step.progressEvents.isEmpty)
         #expect(step.actions.isEmpty, "progress alone is neither a wake nor a record to write")
@@ -242,15 +235,14 @@ struct DeliveryTests {
 
     @Test("apps are woken independently, each with its own limiter")
     func twoApps() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let other = TransferSessionID(app: "mail", identifier: "bg")
-        driver.feed(.appPresence(app: "mail", .foreground))
+        driver.appBecomes(.foreground, app: "mail")
         driver.feed(.openSession(other, nil))
         let a = driver.download("a").id
         let b = driver.create(.download("https://x/b", to: "/d/b"), in: other).id
-        driver.feed(.appPresence(app: Driver.app, .suspended))
-        driver.feed(.appPresence(app: "mail", .suspended))
+        driver.appBecomes(.suspended)
+        driver.appBecomes(.suspended, app: "mail")
         driver.complete(a)
         driver.complete(b)
         let step = driver.tickToDeadline()

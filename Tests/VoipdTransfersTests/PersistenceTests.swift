@@ -7,8 +7,7 @@ import VoipdTransfers
 struct PersistenceTests {
     @Test("creating, starting, completing and handing over write and then forget the task's record")
     func recordLifecycle() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let (id, created) = driver.download("a")
         #expect(created.savedTasks == [id])
         #expect(created.savedState, "the next task number is kept")
@@ -21,26 +20,24 @@ struct PersistenceTests {
 
     @Test("the app's presence alone writes no record (it is fed on the wake path); a change of its limiter does")
     func presenceIsNotWritten() {
-        var driver = Driver()
-        driver.open(.background)
-        #expect(!driver.feed(.appPresence(app: Driver.app, .suspended)).savedState)
-        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
-        #expect(!driver.feed(.appPresence(app: Driver.app, .suspended)).savedState)
+        var driver = Driver.withOpenSession(.background)
+        #expect(!driver.appBecomes(.suspended).savedState)
+        #expect(!driver.appBecomes(.background).savedState)
+        #expect(!driver.appBecomes(.suspended).savedState)
         // A completion resumes it: the limiter counts, and that is written.
         let id = driver.download("a").id
         driver.complete(id)
         let delivered = driver.tickToDeadline()
         #expect(delivered.delivery?.wake == .resume && delivered.savedState)
-        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
+        #expect(!driver.appBecomes(.background).savedState)
         // The front resets the limiter.
-        #expect(driver.feed(.appPresence(app: Driver.app, .foreground)).savedState)
-        #expect(!driver.feed(.appPresence(app: Driver.app, .background)).savedState)
+        #expect(driver.appBecomes(.foreground).savedState)
+        #expect(!driver.appBecomes(.background).savedState)
     }
 
     @Test("records round-trip through JSON; a challenge's credential is never written")
     func codable() throws {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .ended(.challenged(HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic"])), TransferProgress()))
         driver.feed(.answerChallenge(Driver.session, id, .useCredential(user: "alice", password: "s3cret")))
@@ -58,8 +55,7 @@ struct PersistenceTests {
 
     @Test("restored, a running download waits again and resumes from its validator; numbering carries on")
     func restoreRunning() throws {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .response(HTTPResponseHead(status: 200, headers: ["Accept-Ranges": "bytes", "ETag": "\"v\""]), resumedFrom: 0))
         let records = try roundTrip(driver.engine)
@@ -75,8 +71,7 @@ struct PersistenceTests {
 
     @Test("restored, completions the app had not handled are delivered again, relaunching it")
     func restoreUndelivered() throws {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         let sent = driver.complete(id).delivery!
         let records = try roundTrip(driver.engine)
@@ -89,10 +84,9 @@ struct PersistenceTests {
 
     @Test("restored, the limiter and the budgets are as they were")
     func restoreLimiter() throws {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let a = driver.download("a").id
-        driver.feed(.appPresence(app: Driver.app, .suspended))
+        driver.appBecomes(.suspended)
         driver.complete(a, bytes: 700)
         driver.tickToDeadline()
         let records = try roundTrip(driver.engine)

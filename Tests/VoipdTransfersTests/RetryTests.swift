@@ -13,8 +13,7 @@ struct RetryTests {
 
     @Test("a transient failure is retried after 1, 2, 4, 8, 8 s; the retries resume from the validator")
     func backoff() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .response(resumable, resumedFrom: 0))
         var delays: [Double] = []
@@ -35,8 +34,7 @@ struct RetryTests {
 
     @Test("a download whose server gave no validator restarts; so does every upload")
     func restarts() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .response(HTTPResponseHead(status: 200, headers: ["Content-Length": "1000"]), resumedFrom: 0))
         driver.report(id, .ended(lost(), TransferProgress(bytesReceived: 400)))
@@ -50,8 +48,7 @@ struct RetryTests {
 
     @Test("the validator of the latest response counts: a changed resource resumes from its new tag")
     func newValidator() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .response(resumable, resumedFrom: 0))
         driver.report(id, .ended(lost(), TransferProgress(bytesReceived: 400)))
@@ -65,8 +62,7 @@ struct RetryTests {
 
     @Test("a new network retries at once")
     func networkChange() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         for _ in 0..<3 {
             driver.report(id, .ended(lost(), TransferProgress()))
@@ -79,8 +75,7 @@ struct RetryTests {
 
     @Test("a permanent failure ends the task with the network error")
     func permanent() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         let failure = NetworkFailure(code: -1202, message: "certificate untrusted", isTransient: false)
         let step = driver.report(id, .ended(.networkFailure(failure), TransferProgress()))
@@ -90,8 +85,7 @@ struct RetryTests {
 
     @Test("retries go on until the resource timeout, which ends the task as timed out")
     func retriesUntilTimeout() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(timeoutIntervalForResource: 30))
+        var driver = Driver.withOpenSession(options: TransferOptions(timeoutIntervalForResource: 30))
         let id = driver.download("a").id
         var step = TransferStep(reply: nil, actions: [])
         while driver.task(id)?.isFinished == false {
@@ -104,8 +98,7 @@ struct RetryTests {
 
     @Test("reports of an attempt that is no longer current are ignored")
     func staleReports() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let id = driver.download("a").id
         driver.report(id, .ended(lost(), TransferProgress()))
         driver.tickToDeadline()

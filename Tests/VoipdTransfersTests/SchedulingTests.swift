@@ -8,8 +8,7 @@ import VoipdTransfers
 struct SchedulingTests {
     @Test("a task starts at once, as a download with identity encoding and no range")
     func startsAtOnce() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let (id, step) = driver.download("a.bin")
         #expect(step.started.count == 1)
         let order = step.started[0]
@@ -25,8 +24,7 @@ struct SchedulingTests {
 
     @Test("uploads keep the app's method and headers and get no Accept-Encoding")
     func upload() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let (_, step) = driver.create(.upload("/home/phone/p.jpg", to: "https://example.org/up", method: "POST", headers: ["X-ID": "7"]))
         #expect(step.started.first?.request.method == "POST")
         #expect(step.started.first?.request.headers["X-ID"] == "7")
@@ -36,8 +34,7 @@ struct SchedulingTests {
 
     @Test("higher priority first, then the older; a slot freed goes to the next in that order")
     func priorityOrder() {
-        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
-        driver.open()
+        var driver = Driver.withOpenSession { $0.maximumConcurrentTransfers = 1 }
         let (first, _) = driver.download("first", priority: 0.1)
         let (low, _) = driver.download("low", priority: 0.2)
         driver.advance(by: 1)
@@ -56,8 +53,7 @@ struct SchedulingTests {
 
     @Test("nothing running is stopped for a task of higher priority")
     func noPreemption() {
-        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
-        driver.open()
+        var driver = Driver.withOpenSession { $0.maximumConcurrentTransfers = 1 }
         driver.download("low", priority: 0)
         let (_, step) = driver.download("urgent", priority: 1)
         #expect(step.stops.isEmpty && step.started.isEmpty)
@@ -65,11 +61,10 @@ struct SchedulingTests {
 
     @Test("the per-host limit holds back one host's tasks while other hosts' go")
     func perHost() {
-        var driver = Driver {
+        var driver = Driver.withOpenSession {
             $0.maximumConcurrentTransfersPerHost = 2
             $0.maximumConcurrentTransfers = 3
         }
-        driver.open()
         let a1 = driver.download("1", host: "a.example", priority: 1).id
         driver.download("2", host: "a.example", priority: 1)
         let a3 = driver.download("3", host: "A.EXAMPLE:8443", priority: 1).id
@@ -83,8 +78,7 @@ struct SchedulingTests {
 
     @Test("a discretionary task waits on battery and goes on external power")
     func battery() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(discretionary: true))
+        var driver = Driver.withOpenSession(options: TransferOptions(discretionary: true))
         driver.feed(.power(.battery))
         let (id, step) = driver.download("a")
         #expect(step.started.isEmpty)
@@ -94,8 +88,7 @@ struct SchedulingTests {
 
     @Test("a discretionary task waits on an expensive network; so does one not allowed on it")
     func expensive() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         driver.feed(.network(NetworkStatus(kind: .cellular, isExpensive: true)))
         let discretionary = driver.create(TransferTaskSpec(kind: .download(destination: "/d/1"), request: TransferRequest(url: "https://x/1"), discretionary: true)).id
         let forbidden = driver.create(TransferTaskSpec(kind: .download(destination: "/d/2"), request: TransferRequest(url: "https://x/2"), allowsExpensiveNetworkAccess: false)).id
@@ -108,8 +101,7 @@ struct SchedulingTests {
 
     @Test("nothing starts without a network")
     func noNetwork() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         driver.feed(.network(NetworkStatus(isAvailable: false)))
         let (id, step) = driver.download("a")
         #expect(step.started.isEmpty)
@@ -119,8 +111,7 @@ struct SchedulingTests {
 
     @Test("a running discretionary task is paused when on battery; its partial file is kept and it resumes with a range")
     func pausedAndResumed() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(discretionary: true))
+        var driver = Driver.withOpenSession(options: TransferOptions(discretionary: true))
         let (id, _) = driver.download("a")
         let head = HTTPResponseHead(status: 200, headers: ["Accept-Ranges": "bytes", "ETag": "\"v1\"", "Content-Length": "900"])
         driver.report(id, .response(head, resumedFrom: 0))
@@ -139,8 +130,7 @@ struct SchedulingTests {
 
     @Test("iOS 8: a task created in the background is discretionary until the app comes to the foreground")
     func inferredDiscretionary() {
-        var driver = Driver()
-        driver.open(.background)
+        var driver = Driver.withOpenSession(.background)
         driver.feed(.power(.battery))
         let (inBackground, step) = driver.download("bg")
         #expect(step.started.isEmpty)
@@ -148,7 +138,7 @@ struct SchedulingTests {
         #expect(driver.task(inBackground)?.options.discretionary == false)
         #expect(driver.engine.waitReason(of: inBackground, at: driver.now) == .onBattery)
         // The inference is dropped when the app moves to the front: it starts, on battery.
-        let front = driver.feed(.appPresence(app: Driver.app, .foreground))
+        let front = driver.appBecomes(.foreground)
         #expect(front.startedTasks == [inBackground])
         #expect(front.savedTasks.contains(inBackground))
         #expect(driver.task(inBackground)?.isDiscretionary == false)
@@ -156,24 +146,22 @@ struct SchedulingTests {
         let (inFront, step2) = driver.download("fg")
         #expect(step2.startedTasks == [inFront])
         // Going back to the background does not make it discretionary again.
-        driver.feed(.appPresence(app: Driver.app, .background))
+        driver.appBecomes(.background)
         #expect(driver.task(inFront)?.isDiscretionary == false)
     }
 
     @Test("a task asked to be discretionary stays so in the foreground")
     func explicitDiscretionary() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(discretionary: true))
+        var driver = Driver.withOpenSession(options: TransferOptions(discretionary: true))
         driver.feed(.power(.battery))
         let (id, _) = driver.download("a")
-        driver.feed(.appPresence(app: Driver.app, .foreground))
+        driver.appBecomes(.foreground)
         #expect(driver.engine.waitReason(of: id, at: driver.now) == .onBattery)
     }
 
     @Test("a task's own options override its session's")
     func overrides() {
-        var driver = Driver()
-        driver.open(options: TransferOptions(discretionary: true, timeoutIntervalForResource: 100))
+        var driver = Driver.withOpenSession(options: TransferOptions(discretionary: true, timeoutIntervalForResource: 100))
         let (id, _) = driver.create(TransferTaskSpec(kind: .download(destination: "/d/x"), request: TransferRequest(url: "https://x/x"),
                                                      discretionary: false, timeoutIntervalForRequest: 5))
         #expect(driver.task(id)?.options == TransferOptions(discretionary: false, timeoutIntervalForResource: 100, timeoutIntervalForRequest: 5))
@@ -181,8 +169,7 @@ struct SchedulingTests {
 
     @Test("a priority can be changed while waiting")
     func changePriority() {
-        var driver = Driver { $0.maximumConcurrentTransfers = 1 }
-        driver.open()
+        var driver = Driver.withOpenSession { $0.maximumConcurrentTransfers = 1 }
         let first = driver.download("first").id
         let a = driver.download("a", priority: 0.5).id
         let b = driver.download("b", priority: 0.5).id

@@ -92,8 +92,7 @@ struct ValidationTests {
 
     @Test("the engine refuses bad requests and changes nothing")
     func engineRefuses() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let step = driver.feed(.createTask(Driver.session, .download("file:///etc/shadow", to: "/home/phone/x")))
         #expect(step.rejection == .unsupportedScheme)
         #expect(step.actions.isEmpty)
@@ -102,8 +101,7 @@ struct ValidationTests {
 
     @Test("tasks need an open session of the app; unknown tasks are refused")
     func unknownSession() {
-        var driver = Driver()
-        driver.open()
+        var driver = Driver.withOpenSession()
         let other = TransferSessionID(app: "other", identifier: "bg")
         #expect(driver.feed(.createTask(other, .download("https://x/a", to: "/a"))).rejection == .unknownSession)
         let (id, _) = driver.download("a")
@@ -116,11 +114,10 @@ struct ValidationTests {
 
     @Test("sessions and tasks per app are bounded")
     func limits() {
-        var driver = Driver {
+        var driver = Driver.withOpenSession {
             $0.maximumSessionsPerApp = 2
             $0.maximumTasksPerApp = 3
         }
-        driver.open()
         #expect(driver.feed(.openSession(TransferSessionID(app: Driver.app, identifier: "two"), nil)).reply == .done)
         #expect(driver.feed(.openSession(TransferSessionID(app: Driver.app, identifier: "three"), nil)).rejection == .tooManySessions)
         // Reopening one that exists is not a new session.

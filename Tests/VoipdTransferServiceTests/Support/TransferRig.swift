@@ -7,7 +7,8 @@ import VoipdTransferService
 import VoipdTransfers
 
 /// The transfer service in a loop of its own, with a store and a download directory in a
-/// temporary directory, and the agent built beside the tests.
+/// temporary directory, and the agent built beside the tests; the app is in the foreground
+/// with its session open.
 final class TransferRig {
     static let app = "phone"
     static let session = TransferSessionID(app: app, identifier: "bg")
@@ -38,8 +39,10 @@ final class TransferRig {
         return c
     }
 
-    /// `credentials`: the account the agent runs as (nil: the tests' own).
-    init(configuration: TransferConfiguration = fastConfiguration, credentials: SpawnCredentials? = nil, directory: String? = nil) throws {
+    /// `credentials`: the account the agent runs as (nil: the tests' own); `sessionOptions`:
+    /// the session's.
+    init(configuration: TransferConfiguration = fastConfiguration, credentials: SpawnCredentials? = nil, directory: String? = nil,
+         sessionOptions: TransferOptions? = nil) throws {
         self.directory = try directory ?? makeTemporaryDirectory("voipd-transfers")
         storeDirectory = self.directory + "/store"
         downloads = self.directory + "/downloads"
@@ -49,6 +52,8 @@ final class TransferRig {
         self.credentials = credentials
         loop = try Self.makeLoop(configuration: configuration, store: storeDirectory, credentials: credentials)
         loop.onDelivery = { [unowned self] delivery in self.acknowledge(delivery) }
+        loop.handle(.appPresence(app: Self.app, .foreground))
+        loop.handle(.openSession(Self.session, sessionOptions))
     }
 
     private static func makeLoop(configuration: TransferConfiguration, store: String, credentials: SpawnCredentials?) throws -> TransferServiceLoop {
@@ -93,12 +98,6 @@ final class TransferRig {
     private func acknowledge(_ delivery: TransferDelivery) {
         guard acknowledges else { return }
         loop.handle(.eventsHandled(app: delivery.app, delivery.id))
-    }
-
-    /// Opens the session, the app in the foreground.
-    func open(options: TransferOptions? = nil, presence: AppPresence = .foreground) {
-        loop.handle(.appPresence(app: Self.app, presence))
-        loop.handle(.openSession(Self.session, options))
     }
 
     func create(_ spec: TransferTaskSpec, sourceLocation: SourceLocation = #_sourceLocation) throws -> TransferTaskID {

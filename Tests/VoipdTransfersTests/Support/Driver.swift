@@ -26,6 +26,16 @@ struct Driver {
         self.engine = engine
     }
 
+    /// A driver on the test configuration (as `change` changes it) whose app is `presence`,
+    /// with the default session open: where most tests start.
+    static func withOpenSession(_ presence: AppPresence = .foreground, options: TransferOptions? = nil,
+                                sourceLocation: SourceLocation = #_sourceLocation,
+                                configuring change: (inout TransferConfiguration) -> Void = { _ in }) -> Driver {
+        var driver = Driver(configuring: change)
+        driver.open(presence, options: options, sourceLocation: sourceLocation)
+        return driver
+    }
+
     var configuration: TransferConfiguration {
         get { engine.configuration }
         set { engine.configuration = newValue }
@@ -56,10 +66,16 @@ struct Driver {
         return feed(.tick, sourceLocation: sourceLocation)
     }
 
-    /// Opens the default session and tells the engine the app is in the foreground.
-    mutating func open(_ presence: AppPresence = .foreground, options: TransferOptions? = nil) {
-        feed(.appPresence(app: Self.app, presence))
-        feed(.openSession(Self.session, options))
+    /// Tells the engine the app is `presence` and opens the default session.
+    private mutating func open(_ presence: AppPresence, options: TransferOptions?, sourceLocation: SourceLocation) {
+        appBecomes(presence, sourceLocation: sourceLocation)
+        feed(.openSession(Self.session, options), sourceLocation: sourceLocation)
+    }
+
+    /// Tells the engine that `app` (the driver's own by default) is now `presence`.
+    @discardableResult
+    mutating func appBecomes(_ presence: AppPresence, app: String = app, sourceLocation: SourceLocation = #_sourceLocation) -> TransferStep {
+        feed(.appPresence(app: app, presence), sourceLocation: sourceLocation)
     }
 
     /// Completes `id` while the app is suspended: the app is resumed in the background at
@@ -67,8 +83,8 @@ struct Driver {
     mutating func completeWhileSuspended(_ id: TransferTaskID, sourceLocation: SourceLocation = #_sourceLocation) {
         complete(id, sourceLocation: sourceLocation)
         tickToDeadline(sourceLocation: sourceLocation)
-        feed(.appPresence(app: Self.app, .background), sourceLocation: sourceLocation)
-        feed(.appPresence(app: Self.app, .suspended), sourceLocation: sourceLocation)
+        appBecomes(.background, sourceLocation: sourceLocation)
+        appBecomes(.suspended, sourceLocation: sourceLocation)
     }
 
     /// Creates a task and returns its id and the step.
@@ -98,6 +114,13 @@ struct Driver {
     mutating func report(_ id: TransferTaskID, _ event: AttemptReport.Event, after seconds: Double = 0,
                          sourceLocation: SourceLocation = #_sourceLocation) -> TransferStep {
         feed(.attempt(AttemptReport(task: id, attempt: attempt(of: id), event: event)), after: seconds, sourceLocation: sourceLocation)
+    }
+
+    /// The agent's report that `id`'s server answered with `response`, a 401 challenge.
+    @discardableResult
+    mutating func challenge(_ id: TransferTaskID, with response: HTTPResponseHead = HTTPResponseHead(status: 401, headers: ["WWW-Authenticate": "Basic"]),
+                            sourceLocation: SourceLocation = #_sourceLocation) -> TransferStep {
+        report(id, .ended(.challenged(response), TransferProgress()), sourceLocation: sourceLocation)
     }
 
     /// A successful download of `id` (response, then the end).
