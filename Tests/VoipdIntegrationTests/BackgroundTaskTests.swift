@@ -59,9 +59,8 @@ struct BackgroundTaskTests {
     func wakeBudget() throws {
         let harness = try DaemonHarness(arguments: ["--timing", "wakeBudget=0.5"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "slow", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("slow", ["--no-ack", "voipSocketReadable"])
+        try harness.suspend(app)
         try remote.write("ring")
         try app.expectEvent(.voipSocketReadable)
         try harness.waitForState("slow", .background)
@@ -76,9 +75,8 @@ struct BackgroundTaskTests {
     func taskExtendsWake() throws {
         let harness = try DaemonHarness(arguments: ["--timing", "wakeBudget=0.5", "--timing", "resumedTaskBudget=3", "--timing", "expirationWarning=1"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "caller", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("caller", ["--no-ack", "voipSocketReadable"])
+        try harness.suspend(app)
         try remote.write("INVITE")
         let wake = try app.expectEvent(.voipSocketReadable)
         try app.send(.beginTask(name: "call"))

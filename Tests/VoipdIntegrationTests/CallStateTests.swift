@@ -14,9 +14,8 @@ struct CallStateTests {
     func callOutlivesBudgets() throws {
         let harness = try DaemonHarness(arguments: Self.shortBudgets)
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
+        try harness.suspend(app)
 
         try remote.write("INVITE sip:phone@voipd.invalid SIP/2.0\r\n\r\n")
         let wake = try app.expectEvent(.voipSocketReadable)

@@ -8,7 +8,14 @@ import VoipdTestSupport
 /// `voipctl top` in a real terminal (tmux), driven by keys and signals, and its one-shot
 /// table when it has no terminal.
 @Suite("voipctl top", .serialized)
-struct ControlTopTests {
+final class ControlTopTests {
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    let harness: DaemonHarness
+
+    init() throws { harness = try DaemonHarness() }
+
+    deinit { harness.stop() }
+
     /// A tmux pane running the test's script, and the gate that script waits at.
     final class Pane {
         let tmux: TmuxSession
@@ -69,8 +76,6 @@ struct ControlTopTests {
     @Test("on a terminal: voipd's figures and each app, kept current by the event stream; keys select, sort, move and terminate apps; a resize redraws; q gives the terminal back",
           .enabled(if: toolAvailableOrCI(TmuxSession.binary), "needs tmux (apt-get install tmux; with CI=true its absence is a failure)"))
     func liveView() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         try Self.launchSleeper(harness, "alpha")
         try Self.launchSleeper(harness, "bravo")
         // --interval 60: whatever changes on the screen within this test came by the event
@@ -162,8 +167,6 @@ struct ControlTopTests {
     @Test("^C and SIGTERM give the terminal back (screen, cursor, mode) and end it by that signal",
           .enabled(if: toolAvailableOrCI(TmuxSession.binary), "needs tmux (apt-get install tmux; with CI=true its absence is a failure)"))
     func endingSignals() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         // No job control: ^C reaches the script too, and the trap keeps it going (bash takes a
         // child killed by SIGINT as an interruption of its own). Nothing here but voipctl
         // changes the terminal's mode. Each status is printed once the mode is saved, and the
@@ -210,8 +213,6 @@ struct ControlTopTests {
     @Test("in an interactive shell: ^Z gives the terminal back and the shell sees the job stopped; fg, and it draws the whole screen again",
           .enabled(if: toolAvailableOrCI(TmuxSession.binary), "needs tmux (apt-get install tmux; with CI=true its absence is a failure)"))
     func jobControl() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         // As a person has it: job control, each command in a process group of its own, typed
         // lines (no line editing, no startup files).
         let tmux = try TmuxSession("env PS1='$ ' bash --norc --noprofile --noediting -i")
@@ -252,8 +253,6 @@ struct ControlTopTests {
 
     @Test("without a terminal: the table once, with voipd's figures; --json under the columns' keys")
     func oneShot() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         try Self.launchSleeper(harness, "sleeper")
         try harness.suspend("sleeper")
         let pid = try #require(try harness.status("sleeper").pid)

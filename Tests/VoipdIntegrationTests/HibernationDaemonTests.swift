@@ -13,13 +13,13 @@ struct HibernationDaemonTests {
     static let invite = "INVITE sip:phone@voipd.invalid SIP/2.0\r\nContent-Length: 0\r\n\r\n"
 
     /// A test app with a VoIP socket and `megabytes` of patterned memory, suspended.
-    private static func suspendedApp(_ harness: DaemonHarness, _ name: String, megabytes: Int, peer: TCPPeer)
+    private static func suspendedApp(_ harness: DaemonHarness, _ name: String, megabytes: Int)
         throws -> (app: TestAppHandle, remote: PeerConnection, checksum: UInt64) {
         // The test ends the wake itself, once the app has answered and read its memory.
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, name, peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+        let (app, remote) = try harness.launchAppWithVoIPSocket(name, ["--no-ack", "voipSocketReadable"])
         try app.send(.fillMemory(megabytes: megabytes, seed: UInt64(megabytes) &* 7919))
         let filled = try app.expect(\.filledMemory, timeout: .seconds(120))
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
         return (app, remote, filled.checksum)
     }
 
@@ -45,8 +45,7 @@ struct HibernationDaemonTests {
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10)
         let before = try harness.status("phone")
         #expect(before.hibernation == nil && before.swappedBytes == 0)
 
@@ -85,8 +84,7 @@ struct HibernationDaemonTests {
         try file.writeAll(Array(#"{"suspension": "freezer", "cgroupDirectory": "\#(scratch.path)/voipd"}"#.utf8))
         let harness = try DaemonHarness(arguments: ["--config", directory + "/voipd.json"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10)
         #expect(try harness.status("phone").suspension == "cgroup v2 freezer")
         #expect(DaemonFreezerTests.frozen(scratch.path + "/voipd/app-phone"))
 
@@ -108,8 +106,7 @@ struct HibernationDaemonTests {
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let harness = try DaemonHarness(arguments: ["--timing", "hibernateAfterSuspension=0.5"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10)
         try waitForText("phone: hibernated (suspended for 0.5 s)", in: harness.logPath)
         let status = try harness.status("phone")
         #expect(status.hibernation?.state == .hibernated)
@@ -127,9 +124,8 @@ struct HibernationDaemonTests {
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let small = try Self.suspendedApp(harness, "small", megabytes: 10, peer: peer)
-        _ = try Self.suspendedApp(harness, "large", megabytes: 100, peer: peer)
+        let small = try Self.suspendedApp(harness, "small", megabytes: 10)
+        _ = try Self.suspendedApp(harness, "large", megabytes: 100)
         #expect(try harness.control.command(.hibernate, "small").hibernation?.state == .hibernated)
         let resident = try harness.status("large").residentBytes ?? 0
 
@@ -158,8 +154,7 @@ struct HibernationDaemonTests {
         defer { withExtendedLifetime(noSwap) {} }
         let harness = try DaemonHarness(arguments: ["--timing", "hibernateAfterSuspension=0.2"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10, peer: peer)
+        let (app, remote, checksum) = try Self.suspendedApp(harness, "phone", megabytes: 10)
         try waitForText("no swap space: suspended apps are not hibernated", in: harness.logPath)
         #expect(try harness.status("phone").hibernation == nil, "the timer hibernated nothing")
 
@@ -182,8 +177,7 @@ struct HibernationDaemonTests {
         let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let kamailio = try KamailioServer()
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         _ = try rig.launch(["--answer-after", "0.1"])
         try rig.suspend()
@@ -196,8 +190,8 @@ struct HibernationDaemonTests {
         #expect(call.status == 0, "\(call.output)\n\(rig.log)\n\(kamailio.log)")
         #expect(call.output.contains("received 180 Ringing"))
         #expect(call.output.contains("received 200 OK (CSeq 1 INVITE)"))
-        #expect(try rig.harness.waitForState(rig.name, .background).from == .suspended)
-        try rig.harness.waitForState(rig.name, .suspended)
+        #expect(try rig.waitForState(.background).from == .suspended)
+        try rig.waitForState(.suspended)
         #expect(rig.harness.log.contains("\(rig.name): woken from hibernation"))
     }
 

@@ -7,7 +7,14 @@ import VoipdSystem
 /// non-blocking send fails with EAGAIN. voipd must lose nothing there: a READY=1 dropped
 /// leaves a `Type=notify` start waiting until its timeout (systemd then kills the service).
 @Suite("sd_notify to a busy service manager")
-struct NotifyBacklogTests {
+final class NotifyBacklogTests {
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    let rig: ServiceRig
+
+    init() throws { rig = try ServiceRig() }
+
+    deinit { rig.stop() }
+
     /// Fills the receive queue of the datagram socket at `path` (as a service manager that
     /// does not read lets it fill): `FILLER=1` datagrams from as many senders as it takes,
     /// since one sender's own send buffer may run out first. Returns the senders (kept open
@@ -32,8 +39,6 @@ struct NotifyBacklogTests {
 
     @Test("READY=1 refused by a full notify queue (EAGAIN) is held back and sent, in order, once the service manager reads; nothing is lost")
     func readyAfterFullQueue() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let filled = try Self.fill(rig.manager.path)
         defer { withExtendedLifetime(filled.senders) {} }
         let voipd = try rig.start(passing: [])
@@ -51,8 +56,6 @@ struct NotifyBacklogTests {
 
     @Test("a socket stored and released while the notify queue is full: the held-back FDSTORE=1 and voipd's copy go at once (the store never needed them); FDSTOREREMOVE=1 still goes")
     func releasedWhileBacklogged() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         try rig.writeTestAppManifest("phone")
         _ = try rig.start(passing: [])

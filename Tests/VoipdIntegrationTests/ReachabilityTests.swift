@@ -11,7 +11,7 @@ struct ReachabilityTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let app = try harness.launchTestApp("mute")
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
         #expect(try harness.status("mute").reachable == false)
         #expect(harness.log.contains("mute: suspended with no VoIP socket: no data can wake it"), "\(harness.log)")
         let table = try runCommand([Binaries.voipctl, "--socket", harness.socketPath, "status", "mute"]).output
@@ -19,9 +19,8 @@ struct ReachabilityTests {
         let index = try #require(columns.first?.firstIndex(of: "REACHABLE"), "\(table)")
         #expect(columns.last?[index] == "NO", "\(table)")
 
-        let peer = try harness.makePeer()
-        let (phone, _) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
-        try WakePathTests.suspend(harness, phone)
+        let (phone, _) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(phone)
         #expect(try harness.status("phone").reachable == true)
         #expect(!harness.log.contains("phone: suspended with no VoIP socket"))
     }

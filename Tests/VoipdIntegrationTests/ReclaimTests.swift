@@ -6,17 +6,22 @@ import VoipdSystem
 /// Socket reclaim (TN2277): a suspended app's ordinary sockets are made unusable; its VoIP
 /// sockets are never touched.
 @Suite("Socket reclaim", .serialized)
-struct ReclaimTests {
+final class ReclaimTests {
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    let harness: DaemonHarness
+
+    init() throws { harness = try DaemonHarness() }
+
+    deinit { harness.stop() }
+
     @Test("after lock, a reclaimed TCP data socket fails on the app's next read and write; its peer sees the end; the VoIP socket still works")
     func lockReclaimsDataSocket() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         let peer = try harness.makePeer()
-        let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
+        let (app, sipRemote) = try harness.launchAppWithVoIPSocket("phone", peer: peer)
         try app.send(.connect(socket: "presence", address: peer.address))
         let presenceRemote = try peer.accept()
         try app.expect(.connected(socket: "presence"))
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
 
         let locked = try harness.control.system(.lock)
         #expect(locked == ["phone"])
@@ -40,13 +45,10 @@ struct ReclaimTests {
 
     @Test("a reclaimed listening socket refuses connections, while a VoIP socket beside it still wakes the app")
     func reclaimListener() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, sipRemote) = try WakePathTests.appWithVoIPSocket(harness, "server", peer: peer)
+        let (app, sipRemote) = try harness.launchAppWithVoIPSocket("server")
         try app.send(.listen(socket: "web"))
         let port = try app.expect(\.listeningPort)
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
 
         try harness.control.command(.reclaim, "server")
         #expect(try harness.status("server").reclaimedSockets == 1)
@@ -63,8 +65,6 @@ struct ReclaimTests {
     @Test("while locked, an app reclaimed as soon as it is suspended; pipes and Unix sockets untouched",
           arguments: [false, true])
     func lockedBeforeSuspension(lockedBeforeLaunch: Bool) throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         let peer = try harness.makePeer()
         if lockedBeforeLaunch { #expect(try harness.control.system(.lock).isEmpty) }
         let app = try harness.launchTestApp("late")

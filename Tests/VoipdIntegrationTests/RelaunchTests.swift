@@ -9,10 +9,9 @@ struct RelaunchTests {
     func crashLoop() throws {
         let harness = try DaemonHarness(arguments: ["--timing", "relaunchThrottle=1", "--timing", "relaunchThrottleMaximum=10"])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
         // The app dies whenever it is woken; the data stays unread, so it keeps coming back.
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "crasher", peer: peer, arguments: ["--exit-on-wake", "--no-read"])
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("crasher", ["--exit-on-wake", "--no-read"])
+        try harness.suspend(app)
         try remote.write("INVITE")
         var deaths: [Double] = []
         var launches: [Double] = []

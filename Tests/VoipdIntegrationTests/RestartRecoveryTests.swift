@@ -10,7 +10,14 @@ import VoipdTestSupport
 /// reconnects them by itself, sockets and all. And a state file voipd did not write, or
 /// that names processes that are not the apps', makes it signal nothing.
 @Suite("Restart recovery", .serialized)
-struct RestartRecoveryTests {
+final class RestartRecoveryTests {
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    let rig: ServiceRig
+
+    init() throws { rig = try ServiceRig() }
+
+    deinit { rig.stop() }
+
     static let arguments = ["--time-scale", "0.1"]
 
     /// A voipd of the rig's, started by hand (only what `passing` names is passed), once ready.
@@ -56,8 +63,6 @@ struct RestartRecoveryTests {
 
     @Test("SIGKILL voipd with suspended apps whose VoIP sockets have unread data: a new voipd on the same path resumes each, each reconnects and registers its sockets again, every byte is read, and the new voipd wakes them as the old one did")
     func crashWithSuspendedApps() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         let first = try Self.start(rig)
         let (control, follower) = try Self.controls(rig)
@@ -132,8 +137,6 @@ struct RestartRecoveryTests {
 
     @Test("a socket registered while voipd is away is registered when it is back")
     func registeredWhileAway() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         let first = try Self.start(rig)
         let control = try VoipdControl(socketPath: rig.socketPath)
@@ -161,8 +164,6 @@ struct RestartRecoveryTests {
 
     @Test("under a service manager's store, a reconnecting app finds its own socket held again and does not register it twice")
     func storeAndReconnection() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         let listener = try Socket.listenUnix(path: rig.socketPath)
         let first = try Self.start(rig, passing: [("control", listener.rawValue)])
@@ -190,8 +191,6 @@ struct RestartRecoveryTests {
     @Test("an entry a voipd cannot read (a suspension kind of a newer voipd) is left out; the rest of the file still counts",
           .enabled(if: getuid() == 0, "needs root"))
     func unknownEntryIsSkipped() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let frozen = try StoppedDecoy()
         defer { frozen.process.stop() }
         let stopped = try StoppedDecoy()
@@ -214,8 +213,6 @@ struct RestartRecoveryTests {
     @Test("a launched app's process group, stopped with it, is continued with it after a crash: from the state file alone, and with the fd store",
           arguments: [false, true])
     func processGroupContinued(withStore: Bool) throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let listener = try Socket.listenUnix(path: rig.socketPath)
         let control = [("control", listener.rawValue)]
         let first = try Self.start(rig, passing: control)
@@ -246,8 +243,6 @@ struct RestartRecoveryTests {
 
     @Test("a recorded pid that now names another process (its start time differs), or a start time that is not the process's, is left alone")
     func pidReuseIsNotSignalled() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let decoy = try StoppedDecoy()
         defer { decoy.process.stop() }
         let first = try Self.start(rig)
@@ -292,8 +287,6 @@ struct RestartRecoveryTests {
     @Test("a root voipd signals nothing a state file it cannot trust names, and keeps serving",
           .enabled(if: getuid() == 0, "needs root (chown)"), arguments: Planting.allCases)
     func untrustedStateFile(_ planting: Planting) throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let decoy = try StoppedDecoy()
         defer { decoy.process.stop() }
         let directory = rig.directory + "/state"
@@ -337,8 +330,6 @@ struct RestartRecoveryTests {
     @Test("the same file, trusted, does have the decoy continued: what stops it above is the checks",
           .enabled(if: getuid() == 0, "needs root"))
     func trustedStateFileResumes() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let decoy = try StoppedDecoy()
         defer { decoy.process.stop() }
         let directory = rig.directory + "/state"
@@ -354,8 +345,6 @@ struct RestartRecoveryTests {
     @Test("an unprivileged voipd leaves alone a process of root's that its own state file names",
           .enabled(if: getuid() == 0 && toolAvailableOrCI("/usr/bin/setpriv"), "needs root and setpriv"))
     func unprivilegedVoipdLeavesRootsProcessAlone() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let decoy = try StoppedDecoy()
         defer { decoy.process.stop() }
         // A directory of uid 65534's, reachable by it.

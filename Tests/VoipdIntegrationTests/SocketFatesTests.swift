@@ -14,12 +14,12 @@ import VoipdTestSupport
 struct SocketFatesTests {
     /// A test app with a VoIP socket and an ordinary connection, suspended.
     private static func suspendedApp(_ harness: DaemonHarness) throws -> (app: TestAppHandle, sip: PeerConnection, presence: PeerConnection) {
-        let (app, sip) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: try harness.makePeer(), arguments: ["--no-ack", "voipSocketReadable"])
+        let (app, sip) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
         let peer = try harness.makePeer()
         try app.send(.connect(socket: "presence", address: peer.address))
         let presence = try peer.accept()
         try app.expect(.connected(socket: "presence"))
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
         return (app, sip, presence)
     }
 

@@ -11,8 +11,7 @@ struct SoftphoneKamailioTests {
     @Test("through Kamailio: suspended, woken by the INVITE over its REGISTER connection, it rings and answers; a lock reclaims only its presence connection")
     func callsThroughKamailio() throws {
         let kamailio = try KamailioServer()
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         let presence = try rig.launch(["--answer-after", "0.1"])
         #expect(tcpSockets(of: rig.pid).filter(\.isListening).isEmpty, "the softphone listens on no port")
@@ -27,9 +26,9 @@ struct SoftphoneKamailioTests {
         #expect(call.output.contains("received 180 Ringing"))
         #expect(call.output.contains("received 200 OK (CSeq 1 INVITE)"))
         #expect(rig.log.contains("sip: received INVITE sip:alice@alice.invalid"))
-        let resumed = try rig.harness.waitForState(rig.name, .background)
+        let resumed = try rig.waitForState(.background)
         #expect(resumed.from == .suspended)
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
         #expect(processState(rig.pid) == "T")
 
         try rig.harness.control.system(.lock)
@@ -39,7 +38,7 @@ struct SoftphoneKamailioTests {
         let second = try rig.call(["--hold", "0.2"])
         #expect(second.status == 0, "\(second.output)\n\(rig.log)\n\(kamailio.log)")
         try rig.expectHello(on: try rig.presence.accept())
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
 
         #expect(try rig.sipConnection() == sip, "the same SIP connection all along")
         #expect(!kamailio.log.contains("tcp connection from 127.0.0.1:\(sip.localPort) closed"))

@@ -35,9 +35,9 @@ struct SoftphoneTests {
             #expect(call.status == 0, "the call was answered and lasted:\n\(call.output)\n\(rig.log)")
             #expect(call.output.contains("received 200 OK (CSeq 1 INVITE)"))
             #expect(!rig.log.contains("is expiring"), "no budget ran out:\n\(rig.log)")
-            let resumed = try rig.harness.waitForState(rig.name, .background)
+            let resumed = try rig.waitForState(.background)
             #expect(resumed.from == .suspended)
-            let suspended = try rig.harness.waitForState(rig.name, .suspended)
+            let suspended = try rig.waitForState(.suspended)
             #expect(suspended.time - resumed.time >= 9, "suspended only after the call: \(suspended.time - resumed.time) s")
             #expect(suspended.time - hungUp < 1, "suspended \(suspended.time - hungUp) s after the BYE")
             #expect(rig.log.contains("audio session active: in a call"))
@@ -70,10 +70,10 @@ struct SoftphoneTests {
             let answer = recorder.all.first { $0.isReceived && $0.message?.statusCode == 200 && $0.message?.cseq?.method == .invite }?.message
             #expect(answer?.headers["Content-Type"] == "application/sdp" && answer?.bodyText?.contains("m=audio") == true,
                     "the 200 OK carries an SDP answer")
-            let resumed = try rig.harness.waitForState(rig.name, .background)
+            let resumed = try rig.waitForState(.background)
             #expect(resumed.from == .suspended)
             #expect(resumed.reason.contains("sip"))
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
             #expect(processState(rig.pid) == "T", "suspended again once the call is over")
             #expect(try rig.harness.status(rig.name).wakes == 1)
             #expect(!recorder.closed(register))
@@ -98,7 +98,7 @@ struct SoftphoneTests {
             #expect(call.status == 0, "\(call.output)\n\(rig.log)")
             try rig.expectHello(on: try rig.presence.accept())
             #expect(rig.log.contains("presence: connection lost"))
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
 
             #expect(Set(recorder.received(.register).map(\.event.connection)) == [register], "one registration, never repeated elsewhere")
             #expect(recorder.received(.register).count == 1)
@@ -115,7 +115,7 @@ struct SoftphoneTests {
             #expect(call.status == 0, "\(call.output)\n\(rig.log)")
             #expect(call.output.contains("received BYE"))
             #expect(recorder.received(.bye).map(\.event.connection) == [register], "the BYE came from the softphone's connection")
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
         }
     }
 
@@ -127,7 +127,7 @@ struct SoftphoneTests {
             #expect(call.output.contains("received 180 Ringing"))
             #expect(call.output.contains("received 487"))
             #expect(recorder.sent(on: register).contains { $0.message?.method == .cancel })
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
             #expect(!rig.log.contains("sent 200 OK (CSeq 1 INVITE)"))
         }
     }
@@ -136,7 +136,7 @@ struct SoftphoneTests {
     func relaunchedByInvite() throws {
         try Self.withSuspendedSoftphone(["--answer-after", "0.1"]) { rig, recorder, register in
             kill(rig.pid, SIGKILL)
-            try rig.harness.waitForState(rig.name, .terminated)
+            try rig.waitForState(.terminated)
 
             let call = try rig.call(["--hold", "0.2"])
             #expect(call.status == 0, "\(call.output)\n\(rig.log)")
@@ -144,7 +144,7 @@ struct SoftphoneTests {
             #expect(recorder.received(.register).count == 1, "no new REGISTER: the binding lives on the connection")
             #expect(recorder.all.filter { $0.isSent && $0.message?.method == .invite }.map(\.event.connection) == [register])
             #expect(try rig.harness.status(rig.name).launches == 2)
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
         }
     }
 
@@ -156,9 +156,9 @@ struct SoftphoneTests {
                 entries.filter { $0.isReceived && $0.message?.method == .register }.count >= 2
             }
             #expect(recorder.received(.register).map(\.event.connection) == [register, register])
-            let woken = try rig.harness.waitForState(rig.name, .background)
+            let woken = try rig.waitForState(.background)
             #expect(woken.reason.contains("keep-alive"))
-            try rig.harness.waitForState(rig.name, .suspended)
+            try rig.waitForState(.suspended)
             try rig.waitForLog("sip: received 200 OK (CSeq 2 REGISTER)", timeout: .seconds(5))
         }
     }

@@ -15,8 +15,7 @@ struct SoftphoneTimeScaleTests {
     @Test("at a time scale of 0.1, Kamailio grants 60 s against a keep-alive of 600 of voipd's seconds (60 real ones): the softphone lowers it to 270 (27 real), the grant is covered, and voipd sees no lapse")
     func grantComparedInRealSeconds() throws {
         let kamailio = try KamailioServer(options: ["--max-expires", "60"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(timeScale: 0.1, externalPort: kamailio.port, daemonArguments: ["--timing", "keepAliveMinimum=10"])
+        let rig = try SoftphoneRig(timeScale: 0.1, kamailio: kamailio, daemonArguments: ["--timing", "keepAliveMinimum=10"])
         defer { rig.stop() }
         try rig.launch(["--answer-after", "0.1", "--keep-alive", "600"])
         #expect(rig.log.contains("keep-alive minimum 100 s"), "\(rig.log)")

@@ -107,8 +107,7 @@ struct SoftphoneTransportTests {
     @Test("under voipd over UDP: its connected UDP socket is its VoIP socket; suspended, the INVITE datagram wakes it, it answers, and it is suspended again")
     func suspendedOverUDP() throws {
         let kamailio = try KamailioServer(options: ["--udp"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--transport", "udp", "--answer-after", "0.1"])
         let held = try rig.harness.control.sockets(rig.name)
@@ -116,23 +115,22 @@ struct SoftphoneTransportTests {
         try rig.suspend()
         Self.answered(try rig.call(["--transport", "udp", "--hold", "0.2"]), "\(rig.log)\n\(kamailio.log)")
         #expect(rig.log.contains("sip: received INVITE sip:alice@127.0.0.1:"))
-        let resumed = try rig.harness.waitForState(rig.name, .background)
+        let resumed = try rig.waitForState(.background)
         #expect(resumed.from == .suspended && resumed.reason.contains("sip"))
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
         #expect(processState(rig.pid) == "T")
     }
 
     @Test("under voipd over UDP, killed while suspended: the INVITE datagram relaunches it; it keeps the UDP socket voipd hands back, reads the INVITE there and answers, without registering again")
     func relaunchedOverUDP() throws {
         let kamailio = try KamailioServer(options: ["--udp"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--transport", "udp", "--answer-after", "0.1"])
         let socket = try #require(udpSockets(of: rig.pid).first)
         try rig.suspend()
         kill(rig.pid, SIGKILL)
-        try rig.harness.waitForState(rig.name, .terminated)
+        try rig.waitForState(.terminated)
         Self.answered(try rig.call(["--transport", "udp", "--hold", "0.2"]), "\(rig.log)\n\(kamailio.log)")
         let status = try rig.harness.status(rig.name)
         #expect(status.launches == 2)
@@ -141,19 +139,18 @@ struct SoftphoneTransportTests {
         #expect(udpSockets(of: pid).map(\.localPort) == [socket.localPort], "the same socket, no other")
         #expect(rig.lines(containing: "sip: registering").count == 1, "the binding outlives the process: no new REGISTER")
         #expect(rig.lines(containing: "sip: received INVITE").count >= 1)
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
     }
 
     @Test("launched again with other options, it releases what voipd held for the earlier run and it no longer uses: over TCP, the UDP socket")
     func unusedHandedBackSocketIsReleased() throws {
         let kamailio = try KamailioServer(options: ["--udp"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--transport", "udp"])
         try rig.suspend()
         kill(rig.pid, SIGKILL)
-        try rig.harness.waitForState(rig.name, .terminated)
+        try rig.waitForState(.terminated)
         #expect(try rig.harness.control.sockets(rig.name).map(\.name) == ["sip"], "voipd holds the UDP socket for the next run")
         try rig.launch(["--transport", "tcp"])
         #expect(rig.log.contains("voipd handed back a socket named sip that this run does not use; closed and released"), "\(rig.log)")
@@ -165,8 +162,7 @@ struct SoftphoneTransportTests {
     @Test("under voipd over TCP with --listen, Kamailio without connection reuse: voipd holds the listening socket; suspended, Kamailio's new connection wakes it, it accepts it, hands it to voipd, reads the INVITE there and answers, and is suspended again")
     func suspendedListeningOverTCP() throws {
         let kamailio = try KamailioServer(options: ["--no-connection-reuse"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--listen", "127.0.0.1:0", "--answer-after", "0.1"])
         #expect(try rig.harness.control.sockets(rig.name).map(\.name).sorted() == ["sip", "sip-listener"])
@@ -178,15 +174,14 @@ struct SoftphoneTransportTests {
         #expect(rig.log.contains("handed to voipd as VoIP socket \"sip-in-1\""), "\(rig.log)")
         let woken = try #require(try rig.harness.control.events(rig.name).last { $0.from == .suspended })
         #expect(woken.to == .background && woken.reason.contains("sip-listener"), "\(woken)")
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
         #expect(processState(rig.pid) == "T")
     }
 
     @Test("under voipd over UDP with --listen: voipd holds the UDP socket that receives from anyone; suspended, the INVITE datagram wakes it and it answers")
     func suspendedOverUnconnectedUDP() throws {
         let kamailio = try KamailioServer(options: ["--udp"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--transport", "udp", "--listen", "127.0.0.1:0", "--answer-after", "0.1"])
         #expect(try rig.harness.control.sockets(rig.name).map(\.name) == ["sip"])
@@ -195,14 +190,13 @@ struct SoftphoneTransportTests {
         Self.answered(try rig.call(["--transport", "udp", "--hold", "0.2"]), "\(rig.log)\n\(kamailio.log)")
         let woken = try #require(try rig.harness.control.events(rig.name).last { $0.from == .suspended })
         #expect(woken.to == .background && woken.reason.contains("sip"), "\(woken)")
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
     }
 
     @Test("under voipd, a socket voipd refuses (here: past a socket quota of 1) is logged and reported, and the phone works on")
     func refusedSocketIsReported() throws {
         let kamailio = try KamailioServer()
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port, daemonArguments: ["--socket-quota", "1"])
+        let rig = try SoftphoneRig(kamailio: kamailio, daemonArguments: ["--socket-quota", "1"])
         defer { rig.stop() }
         // The listener is opened (and held) first; the registrar connection is one too many.
         try rig.launch(["--listen", "127.0.0.1:0", "--answer-after", "0.1"])
@@ -216,9 +210,8 @@ struct SoftphoneTransportTests {
     @Test("Kamailio grants 6 s against a keep-alive of 600 s, the softphone's manifest lowers its keep-alive minimum to 2 s: voipd tells the softphone so, it lowers its keep-alive, says so, and stays reachable while suspended (calls at random times over half a minute, some gaps longer than the grant, all ring)")
     func shortGrantNeverLapses() async throws {
         let kamailio = try KamailioServer(options: ["--max-expires", "6"])
-        defer { kamailio.stop() }
         // The floor lowered too: the default (60 s) is what a manifest may go down to in use.
-        let rig = try SoftphoneRig(externalPort: kamailio.port, daemonArguments: ["--timing", "keepAliveFloor=1"],
+        let rig = try SoftphoneRig(kamailio: kamailio, daemonArguments: ["--timing", "keepAliveFloor=1"],
                                    manifest: ["keepAliveMinimum": 2])
         defer { rig.stop() }
         try rig.launch(["--answer-after", "0.1", "--keep-alive", "600"])
@@ -247,14 +240,13 @@ struct SoftphoneTransportTests {
         #expect(registrations >= elapsed / 6 + 1, "\(registrations) registrations in \(elapsed) s")
         #expect(!rig.log.contains("registration failed"))
         #expect(rig.lines(containing: "sip: received INVITE").count == gaps.count)
-        try rig.harness.waitForState(rig.name, .suspended)
+        try rig.waitForState(.suspended)
     }
 
     @Test("when even the shortest keep-alive voipd permits cannot cover the grant, the softphone says so loudly, with how long it may lapse, so do voipd's log and voipctl status, and indeed a call after the grant ran out does not reach it")
     func uncoverableGrantIsReported() async throws {
         let kamailio = try KamailioServer(options: ["--max-expires", "6"])
-        defer { kamailio.stop() }
-        let rig = try SoftphoneRig(externalPort: kamailio.port)
+        let rig = try SoftphoneRig(kamailio: kamailio)
         defer { rig.stop() }
         try rig.launch(["--answer-after", "0.1"])
         try rig.waitForLog("registration: WARNING: the registrar grants 6 s, but the shortest keep-alive voipd permits this app is 600 s")

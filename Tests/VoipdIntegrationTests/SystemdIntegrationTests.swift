@@ -9,15 +9,20 @@ import VoipdTestSupport
 /// activation, READY=1, STATUS=, WATCHDOG=1, STOPPING=1, FDSTORE=1 and FDSTOREREMOVE=1,
 /// and VoIP sockets that survive a restart of voipd.
 @Suite("systemd integration", .serialized)
-struct SystemdIntegrationTests {
+final class SystemdIntegrationTests {
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    let rig: ServiceRig
+
+    init() throws { rig = try ServiceRig() }
+
+    deinit { rig.stop() }
+
     static let toolMissing: Comment = "needs \(ServiceRig.socketActivate) (apt-get install systemd; with CI=true its absence is a failure)"
 
     @Test("systemd-socket-activate hands voipd its control socket; voipctl and apps reach voipd through it; READY=1, STATUS=, WATCHDOG=1, STOPPING=1",
           .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing))
     func socketActivation() throws {
         try #require(toolExists(ServiceRig.socketActivate), "\(ServiceRig.socketActivate) is missing")
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         // WATCHDOG_USEC as systemd sets it for WatchdogSec=: pings every 100 ms.
         let voipd = try rig.startSocketActivated(environment: ["WATCHDOG_USEC=200000"])
 
@@ -50,8 +55,6 @@ struct SystemdIntegrationTests {
           .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing))
     func fdStoreAcrossRestart() throws {
         try #require(toolExists(ServiceRig.socketActivate), "\(ServiceRig.socketActivate) is missing")
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         // It keeps a wake open (no acknowledgement) until the test has seen what it wants,
         // and exits when voipd goes (instead of reconnecting), to be relaunched by data.
@@ -134,8 +137,6 @@ struct SystemdIntegrationTests {
     @Test("after voipd crashes with an app suspended, the next voipd resumes it (the store kept its process) and knows whose the app is and how to start it",
           .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing))
     func crashLeavesNothingStopped() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let peer = try TCPPeer()
         let listener = try Socket.listenUnix(path: rig.socketPath)
         let first = try rig.start(passing: [("control", listener.rawValue)])
@@ -187,8 +188,6 @@ struct SystemdIntegrationTests {
           arguments: [(nil, Socket.streamType), ("--datagram", Socket.datagramType)] as [(String?, CInt)])
     func wrongSocketType(option: String?, type: CInt) throws {
         try #require(toolExists(ServiceRig.socketActivate), "\(ServiceRig.socketActivate) is missing")
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let voipd = try rig.startSocketActivated(socketType: option)
         // The tool starts voipd at the first connection (or datagram) of the socket's own type.
         let trigger = try Socket.make(domain: AF_UNIX, type: type)
@@ -207,8 +206,6 @@ struct SystemdIntegrationTests {
 
     @Test("a socket-activated voipd leaves the service manager's socket path in place when it stops")
     func activatedSocketPathSurvivesStop() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         // Bound by the service manager (the socket unit), which keeps it across restarts.
         let listener = try Socket.listenUnix(path: rig.socketPath)
         let voipd = try rig.start(passing: [("control", listener.rawValue)])
@@ -222,8 +219,6 @@ struct SystemdIntegrationTests {
 
     @Test("apps learn the path of the socket the service manager passed, even when voipd's configured path differs")
     func appsGetTheActivatedPath() throws {
-        let rig = try ServiceRig()
-        defer { rig.stop() }
         let listener = try Socket.listenUnix(path: rig.socketPath)
         // The configuration names another path (e.g. voipd.json and voipd.socket disagree).
         let voipd = try rig.start(passing: [("control", listener.rawValue)], arguments: ["--socket", rig.directory + "/configured.sock"])

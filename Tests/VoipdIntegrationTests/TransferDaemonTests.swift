@@ -44,7 +44,7 @@ struct TransferDaemonTests {
             try harness.control.setNetwork(NetworkSetting(available: false))
             try app.send(command)
             try app.expect(\.transferCreated)
-            try WakePathTests.suspend(harness, app)
+            try harness.suspend(app)
             try harness.control.setNetwork(NetworkSetting(available: true))
         }
 
@@ -79,7 +79,7 @@ struct TransferDaemonTests {
             try app.send(.download(session: "photos", url: "\(rig.nginx.baseURL)/slow/f\(index)", path: path))
             paths[try app.expect(\.transferCreated).task] = path
         }
-        try WakePathTests.suspend(rig.harness, app)
+        try rig.harness.suspend(app)
         let done = try Self.completions(app, 5)
         #expect(done.values.allSatisfy { $0.status == 200 && $0.error == nil }, "\(done)")
         // One delivery carried all five: one event, one resume from suspended.

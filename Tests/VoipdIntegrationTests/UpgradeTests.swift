@@ -12,9 +12,8 @@ struct UpgradeTests {
     func upgradeKeepsEverything() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
         let descriptorsBefore = openDescriptorCount(harness.daemon.pid)
         #expect(processState(app.pid) == "T")
 
@@ -41,7 +40,7 @@ struct UpgradeTests {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         let (app, listenerPort, datagramPort) = try Self.appServing(harness)
-        try WakePathTests.suspend(harness, app)
+        try harness.suspend(app)
 
         let result = try harness.control.upgrade()
         #expect(result.heldSockets == 2)

@@ -6,32 +6,19 @@ import VoipdSystem
 /// The core of the product (TN2277's VoIP sockets): suspended in the background, woken by
 /// data on a held socket, sockets kept across crash and relaunch.
 @Suite("Wake path", .serialized)
-struct WakePathTests {
-    /// Launches the test app and registers a TCP connection to `peer` as VoIP socket "sip".
-    static func appWithVoIPSocket(_ harness: DaemonHarness, _ name: String, peer: TCPPeer, arguments: [String] = [],
-                                  relaunchOnData: Bool = true) throws -> (TestAppHandle, PeerConnection) {
-        let app = try harness.launchTestApp(name, arguments, relaunchOnData: relaunchOnData)
-        try app.send(.register(socket: "sip", address: peer.address))
-        let remote = try peer.accept()
-        try app.expect(.registered(socket: "sip"))
-        return (app, remote)
-    }
+final class WakePathTests {
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    let harness: DaemonHarness
 
-    static func suspend(_ harness: DaemonHarness, _ app: TestAppHandle) throws {
-        try harness.control.command(.background, app.name)
-        try app.expectEvent(.willResignActive)
-        try app.expectEvent(.didEnterBackground)
-        try harness.waitForState(app.name, .suspended)
-    }
+    init() throws { harness = try DaemonHarness() }
+
+    deinit { harness.stop() }
 
     @Test("background suspends the app (state T); data on its VoIP socket wakes it; it reads the bytes itself")
     func suspendAndWake() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
         // It keeps the wake open (no ack) so the test can see it running.
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        try Self.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
+        try harness.suspend(app)
         #expect(processState(app.pid) == "T")
         #expect(try harness.status("phone").state == .suspended)
         #expect(try harness.control.sockets("phone").map(\.watching) == [true])
@@ -62,11 +49,8 @@ struct WakePathTests {
 
     @Test("foreground resumes the app and stops watching its sockets; it reads them itself")
     func foregroundDisarms() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
-        try Self.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
         try harness.control.command(.foreground, "phone")
         try app.expectEvent(.willEnterForeground)
         try app.expectEvent(.didBecomeActive)
@@ -82,13 +66,10 @@ struct WakePathTests {
 
     @Test("data that arrives after the app's last look, before it is stopped, still wakes it")
     func noLostWakeUp() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
         // The app neither reads on its own nor acknowledges didEnterBackground or the wake
         // by itself: the test does, when it has seen what it wants.
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer,
-                                                        arguments: ["--no-read", "--no-ack", "didEnterBackground", "--no-ack", "voipSocketReadable"])
+        let (app, remote) = try harness.launchAppWithVoIPSocket(
+            "phone", ["--no-read", "--no-ack", "didEnterBackground", "--no-ack", "voipSocketReadable"])
         try harness.control.command(.background, "phone")
         let entered = try app.expectEvent(.didEnterBackground)
         try remote.write("late")
@@ -105,11 +86,8 @@ struct WakePathTests {
 
     @Test("held sockets survive a crash; relaunched under the same name the app gets them back with the data that arrived meanwhile")
     func socketsSurviveCrashAndManualRelaunch() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, relaunchOnData: false)
-        try Self.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", relaunchOnData: false)
+        try harness.suspend(app)
         kill(app.pid, SIGKILL)
         let ended = try harness.waitForState("phone", .terminated)
         #expect(ended.reason.contains("SIGKILL"))
@@ -128,11 +106,8 @@ struct WakePathTests {
 
     @Test("data for a suspended app that was killed relaunches it in the background; sockets come before the event")
     func relaunchOnData() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
-        try Self.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
         kill(app.pid, SIGKILL)
         try harness.waitForState("phone", .terminated)
 
@@ -150,10 +125,7 @@ struct WakePathTests {
 
     @Test("an app retrieves a duplicate of its held socket and can unregister it")
     func retrieveAndUnregister() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        let (app, _) = try harness.launchAppWithVoIPSocket("phone")
         try app.send(.retrieve(socket: "sip"))
         #expect(try app.expect(\.retrievedSameSocket) == true)
         try app.send(.unregister(socket: "sip"))
@@ -166,13 +138,10 @@ struct WakePathTests {
 
     @Test("the app may close its own copy: the held one still wakes it and can be retrieved")
     func appClosesItsCopy() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
         try app.send(.closeOwn(socket: "sip"))
         try app.expect(.closed(socket: "sip"))
-        try Self.suspend(harness, app)
+        try harness.suspend(app)
         try remote.write("ring")
         let event = try app.expectEvent(.voipSocketReadable)
         #expect(event.socket?.bytesAvailable == 4)
@@ -182,11 +151,8 @@ struct WakePathTests {
 
     @Test("SIGTERM stops voipd without leaving any app stopped")
     func shutdownResumes() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, _) = try Self.appWithVoIPSocket(harness, "phone", peer: peer)
-        try Self.suspend(harness, app)
+        let (app, _) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
         #expect(processState(app.pid) == "T")
         try harness.daemon.pidfd.send(SIGTERM)
         let status = try harness.daemon.waitForExit(.seconds(10))
@@ -201,11 +167,8 @@ struct WakePathTests {
     /// when voipd continues, both are ready, and the status reply already sees the app woken.
     @Test("a held socket's readiness is served before control requests that arrived first")
     func wakeBeforeControlRequests() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try Self.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
-        try Self.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
+        try harness.suspend(app)
         let controller = try RawClient(socketPath: harness.socketPath)
         // Accepted and watched before voipd stops (an answer proves it).
         try controller.request(type: 17, #"{"id": 8}"#)

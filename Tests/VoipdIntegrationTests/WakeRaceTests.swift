@@ -8,17 +8,21 @@ import VoipdVocabulary
 /// through handling it. Whatever arrived after the app was last told must wake it after the
 /// stop, even if it read it meanwhile.
 @Suite("The wake race", .serialized)
-struct WakeRaceTests {
+final class WakeRaceTests {
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    let harness: DaemonHarness
+
+    init() throws { harness = try DaemonHarness() }
+
+    deinit { harness.stop() }
+
     static let rounds = 1500
 
     @Test("data read between the acknowledgement and the stop wakes the app again: 1500 rounds, none lost")
     func readBetweenAcknowledgementAndStop() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
-        let peer = try harness.makePeer()
         // The app answers each message after handling it for 100 µs: a stop landing in that
         // time leaves it read and unanswered.
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--echo", "100"])
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--echo", "100"])
         // An echoing app reports no events: the state says when it is asleep.
         try harness.suspend(app.name)
 
@@ -41,8 +45,6 @@ struct WakeRaceTests {
     @Test("a connection accepted, or a datagram read, between the acknowledgement and the stop wakes the app again: a TCP listener and an unconnected UDP socket, 1500 rounds each, none lost",
           arguments: ["tcp", "udp"])
     func servingSocketBetweenAcknowledgementAndStop(_ transport: String) throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         // The app accepts every connection its listener has, reads each, and answers after
         // 100 µs (for UDP: answers each datagram's sender): a stop landing after the accept
         // or the read leaves a message read, or about to be, and unanswered.

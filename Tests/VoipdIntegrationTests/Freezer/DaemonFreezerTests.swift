@@ -37,15 +37,14 @@ struct DaemonFreezerTests {
             let backend = "cgroup \(version.rawValue) freezer"
             #expect(harness.log.contains("\(backend) in \(scratch.path)/voipd"), "\(harness.log)")
 
-            let peer = try harness.makePeer()
             // It keeps each wake open (no ack) so the test sees it running.
-            let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer, arguments: ["--no-ack", "voipSocketReadable"])
+            let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
             let cgroup = scratch.path + "/voipd/app-phone"
             #expect(try harness.status("phone").suspension == backend)
             let membership = version == .v2 ? "0::" : "freezer:"
             #expect((ProcFS.read("/proc/\(app.pid)/cgroup") ?? "").contains("\(membership)\(scratch.cgroupPath(of: cgroup))\n"))
 
-            try WakePathTests.suspend(harness, app)
+            try harness.suspend(app)
             #expect(Self.frozen(cgroup, version))
             #expect(processState(app.pid) == (version == .v2 ? "S" : "D"), "frozen, not stopped")
 
@@ -84,9 +83,8 @@ struct DaemonFreezerTests {
           .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
     func relaunchAfterAKillWhileFrozen() throws {
         try Self.withFreezerDaemon(.v2) { harness, scratch, directory in
-            let peer = try harness.makePeer()
-            let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
-            try WakePathTests.suspend(harness, app)
+            let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+            try harness.suspend(app)
             let cgroup = scratch.path + "/voipd/app-phone"
             #expect(Self.frozen(cgroup))
             // A frozen task still takes SIGKILL.

@@ -18,9 +18,8 @@ struct UnexpectedResumeTests {
         let configuration = try DaemonFreezerTests.configuration(#"{"suspension": "signal"}"#, in: directory, named: "voipd.json")
         let harness = try DaemonHarness(arguments: ["--config", configuration])
         defer { harness.stop() }
-        let peer = try harness.makePeer()
-        let (app, remote) = try WakePathTests.appWithVoIPSocket(harness, "phone", peer: peer)
-        try WakePathTests.suspend(harness, app)
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
         #expect(try harness.status("phone").suspension == "SIGSTOP")
         #expect(processState(app.pid) == "T")
         // Nothing to report while it stays stopped.

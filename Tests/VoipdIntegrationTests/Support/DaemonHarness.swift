@@ -83,6 +83,18 @@ final class DaemonHarness {
         return try acceptApp(name)
     }
 
+    /// Launches the test app and registers a TCP connection to `peer` (a new one by default)
+    /// as its VoIP socket "sip"; the app and the peer's end of that connection.
+    func launchAppWithVoIPSocket(_ name: String, _ arguments: [String] = [], relaunchOnData: Bool = true,
+                                 peer: TCPPeer? = nil) throws -> (app: TestAppHandle, remote: PeerConnection) {
+        let peer = try peer ?? makePeer()
+        let app = try launchTestApp(name, arguments, relaunchOnData: relaunchOnData)
+        try app.send(.register(socket: "sip", address: peer.address))
+        let remote = try peer.accept()
+        try app.expect(.registered(socket: "sip"))
+        return (app, remote)
+    }
+
     /// Waits for a test app (launched or relaunched) to connect its report channel and say hello.
     func acceptApp(_ name: String, timeout: Duration = .seconds(20)) throws -> TestAppHandle {
         let app = try reports.accept(name: name, timeout: timeout)
@@ -116,6 +128,16 @@ final class DaemonHarness {
     func suspend(_ app: String, timeout: Duration = .seconds(20)) throws -> TransitionRecord {
         _ = try control.command(.background, app)
         return try waitForState(app, .suspended, timeout: timeout)
+    }
+
+    /// Sends the test app to the background, sees it told so (willResignActive, then
+    /// didEnterBackground), and waits until voipd has suspended it.
+    @discardableResult
+    func suspend(_ app: TestAppHandle) throws -> TransitionRecord {
+        try control.command(.background, app.name)
+        try app.expectEvent(.willResignActive)
+        try app.expectEvent(.didEnterBackground)
+        return try waitForState(app.name, .suspended)
     }
 
     /// The next transition of any app, in the order the daemon made them (those seen but not

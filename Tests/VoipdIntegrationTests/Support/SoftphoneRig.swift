@@ -7,13 +7,14 @@ import VoipdSystem
 import VoipdTestSupport
 
 /// The softphone under a real voipd, registered with an in-process ``SIPRegistrar`` (whose
-/// every message a ``RegistrarRecorder`` keeps) or with an external server such as Kamailio,
-/// and keeping its presence connection to a peer the test owns. ``stop()`` ends every
-/// process, by pid.
+/// every message a ``RegistrarRecorder`` keeps) or with a Kamailio the test started, and
+/// keeping its presence connection to a peer the test owns. ``stop()`` ends every process
+/// (Kamailio's too), by pid.
 final class SoftphoneRig {
     let harness: DaemonHarness
     let registrar: SIPRegistrar?
     let recorder: RegistrarRecorder?
+    let kamailio: KamailioServer?
     let sipPort: UInt16
     let presence: TCPPeer
     let name: String
@@ -27,18 +28,19 @@ final class SoftphoneRig {
     /// launched with a command line, under no manifest).
     let manifest: (keys: [String: Any], directory: String)?
 
-    /// A rig with the embedded registrar, or with the server on `externalPort`; voipd gets
-    /// `daemonArguments` besides the harness's own. With `manifest`, the softphone is a
-    /// manifest app with those keys (its command is written by ``launch(_:)``).
-    init(timeScale: Double = 1, externalPort: UInt16? = nil, name: String = "phone", user: String = "alice",
+    /// A rig with the embedded registrar, or with `kamailio` (which the rig stops with the
+    /// rest); voipd gets `daemonArguments` besides the harness's own. With `manifest`, the
+    /// softphone is a manifest app with those keys (its command is written by ``launch(_:)``).
+    init(timeScale: Double = 1, kamailio: KamailioServer? = nil, name: String = "phone", user: String = "alice",
          daemonArguments: [String] = [], manifest keys: [String: Any]? = nil) throws {
         self.name = name
         self.user = user
+        self.kamailio = kamailio
         manifest = try keys.map { ($0, try makeTemporaryDirectory("voipd-phone-apps")) }
-        if let externalPort {
+        if let kamailio {
             registrar = nil
             recorder = nil
-            sipPort = externalPort
+            sipPort = kamailio.port
         } else {
             let recorder = RegistrarRecorder()
             let registrar = try SIPRegistrar(observer: recorder.observer)
@@ -97,6 +99,12 @@ final class SoftphoneRig {
         #expect(processState(pid) == "T", "voipd reports the softphone suspended: the kernel must too")
     }
 
+    /// Waits for the softphone to reach `state` (see ``DaemonHarness/waitForState(_:_:timeout:)``).
+    @discardableResult
+    func waitForState(_ state: AppState, timeout: Duration = .seconds(20)) throws -> TransitionRecord {
+        try harness.waitForState(name, state, timeout: timeout)
+    }
+
     /// Runs `softphone call sip:USER@127.0.0.1:PORT` with `arguments`; its exit status and output.
     func call(_ arguments: [String] = []) throws -> (status: Int32, output: String) {
         try runCommand([Binaries.path("softphone"), "call", "sip:\(user)@127.0.0.1:\(sipPort)", "--from", "bob"] + arguments)
@@ -151,6 +159,7 @@ final class SoftphoneRig {
     func stop() {
         harness.stop()
         registrar?.stop()
+        kamailio?.stop()
         if let manifest { removeTree(manifest.directory) }
     }
 }
