@@ -39,6 +39,26 @@ import Testing
             from: "<sip:bob@127.0.0.1>;tag=b", to: "<sip:alice@127.0.0.1>", callID: "call-1", cseq: cseq)
     }
 
+    /// A client transaction: `method` sent to the peer over `transport` at 0.
+    private func clientTransaction(_ method: SIPMethod, over transport: SIPTransport = .udp) -> (layer: Layer, request: SIPMessage) {
+        var layer = Layer(retransmitsSuccessResponses: true)
+        let message = request(method)
+        _ = layer.send(message, to: peer, over: transport, at: at(0))
+        return (layer, message)
+    }
+
+    /// A server INVITE transaction: the INVITE came from the peer over `transport` at 0, and
+    /// the user answered `statusCode` at `seconds`.
+    private func answeredInvite(_ statusCode: Int, at seconds: Double = 0, over transport: SIPTransport = .udp,
+                                retransmitsSuccessResponses: Bool = true) -> (layer: Layer, invite: SIPMessage, answer: SIPMessage) {
+        var layer = Layer(retransmitsSuccessResponses: retransmitsSuccessResponses)
+        let invite = request(.invite)
+        _ = layer.receive(invite, from: peer, over: transport, at: at(0))
+        let answer = invite.answered(statusCode)
+        _ = layer.send(answer, to: nil, over: transport, at: at(seconds))
+        return (layer, invite, answer)
+    }
+
     // MARK: - Client transactions
 
     @Test func inviteIsRetransmittedOnTimerAUntilAProvisionalResponse() {
@@ -53,9 +73,7 @@ import Testing
     }
 
     @Test func inviteWithoutAnyResponseTimesOutOnTimerBWithA408() throws {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.send(invite, to: peer, over: .udp, at: at(0))
+        var layer = clientTransaction(.invite).layer
         let happened = advance(&layer, to: 40)
         #expect(transmitTimes(happened) == [0.5, 1.5, 3.5, 7.5, 15.5, 31.5])
         let timeout = try #require(happened.compactMap { if case .deliver(let message, _) = $0.output { ($0.time, message) } else { nil } }.first)
@@ -65,8 +83,7 @@ import Testing
     }
 
     @Test func nonInviteIsRetransmittedOnTimerECappedAtT2AndTimesOutOnTimerF() throws {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        _ = layer.send(request(.register), to: peer, over: .udp, at: at(0))
+        var layer = clientTransaction(.register).layer
         let happened = advance(&layer, to: 40)
         #expect(transmitTimes(happened) == [0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5], "E: doubling up to T2 (4 s)")
         let timeouts = happened.compactMap { if case .deliver(let message, _) = $0.output { ($0.time, message.statusCode) } else { nil } }
@@ -74,9 +91,7 @@ import Testing
     }
 
     @Test func aProvisionalResponseSlowsTimerEToT2() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let bye = request(.bye)
-        _ = layer.send(bye, to: peer, over: .udp, at: at(0))
+        var (layer, bye) = clientTransaction(.bye)
         _ = advance(&layer, to: 0.6)
         _ = layer.receive(bye.answered(180), from: peer, over: .udp, at: at(0.6))
         // The next retransmission was armed for 1.5 s before the 1xx; then every T2.
@@ -84,8 +99,7 @@ import Testing
     }
 
     @Test func nothingIsRetransmittedOverTCPButRequestsStillTimeOut() throws {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        _ = layer.send(request(.register), to: peer, over: .tcp, at: at(0))
+        var layer = clientTransaction(.register, over: .tcp).layer
         let happened = advance(&layer, to: 40)
         #expect(transmitTimes(happened).isEmpty)
         let timeout = try #require(happened.first { if case .deliver = $0.output { true } else { false } })
@@ -93,9 +107,7 @@ import Testing
     }
 
     @Test func aRetransmittedFailureIsAbsorbedThenAcknowledgedAgainUntilTimerD() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.send(invite, to: peer, over: .udp, at: at(0))
+        var (layer, invite) = clientTransaction(.invite)
         let busy = invite.answered(486)
         #expect(delivered(layer.receive(busy, from: peer, over: .udp, at: at(0.1))) == [busy])
         // The user's ACK belongs to the INVITE's transaction: it goes out and is kept.
@@ -111,9 +123,7 @@ import Testing
     }
 
     @Test func aSecond2xxReachesTheUserWhichAcknowledgesEachOne() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.send(invite, to: peer, over: .udp, at: at(0))
+        var (layer, invite) = clientTransaction(.invite)
         let ok = invite.answered(200)
         #expect(delivered(layer.receive(ok, from: peer, over: .udp, at: at(0.2))) == [ok])
         #expect(delivered(layer.receive(ok, from: peer, over: .udp, at: at(0.7))) == [ok], "RFC 6026: 2xx retransmissions pass")
@@ -122,9 +132,7 @@ import Testing
     }
 
     @Test func aRetransmittedFinalResponseToANonInviteIsAbsorbedUntilTimerK() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let register = request(.register)
-        _ = layer.send(register, to: peer, over: .udp, at: at(0))
+        var (layer, register) = clientTransaction(.register)
         let ok = register.answered(200)
         #expect(delivered(layer.receive(ok, from: peer, over: .udp, at: at(0.1))) == [ok])
         #expect(delivered(layer.receive(ok, from: peer, over: .udp, at: at(1))).isEmpty)
@@ -149,11 +157,7 @@ import Testing
     }
 
     @Test func aFailureToInviteIsRetransmittedOnTimerGUntilTheAck() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.receive(invite, from: peer, over: .udp, at: at(0))
-        let declined = invite.answered(603)
-        _ = layer.send(declined, to: nil, over: .udp, at: at(1))
+        var (layer, _, declined) = answeredInvite(603, at: 1)
         #expect(transmitTimes(advance(&layer, to: 16)) == [1.5, 2.5, 4.5, 8.5, 12.5], "G: T1 doubling up to T2")
         var ack = request(.ack)
         ack.headers.set("To", declined.headers["To"] ?? "")
@@ -164,11 +168,7 @@ import Testing
     }
 
     @Test func aFailureNeverAcknowledgedEndsOnTimerH() {
-        var layer = Layer(retransmitsSuccessResponses: false)
-        let invite = request(.invite)
-        _ = layer.receive(invite, from: peer, over: .tcp, at: at(0))
-        let declined = invite.answered(486)
-        _ = layer.send(declined, to: nil, over: .tcp, at: at(0))
+        var (layer, _, declined) = answeredInvite(486, over: .tcp, retransmitsSuccessResponses: false)
         let happened = advance(&layer, to: 40)
         #expect(transmitTimes(happened).isEmpty, "nothing retransmitted over TCP")
         let lost = happened.compactMap { if case .unacknowledged(let response) = $0.output { ($0.time, response) } else { nil } }
@@ -176,11 +176,7 @@ import Testing
     }
 
     @Test func aUserAgents2xxIsRetransmittedUntilItsAckWhichHasABranchOfItsOwn() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.receive(invite, from: peer, over: .udp, at: at(0))
-        let ok = invite.answered(200)
-        _ = layer.send(ok, to: nil, over: .udp, at: at(0))
+        var (layer, invite, ok) = answeredInvite(200)
         #expect(transmitTimes(advance(&layer, to: 4)) == [0.5, 1.5, 3.5])
         #expect(transmitted(layer.receive(invite, from: peer, over: .udp, at: at(4))) == [ok], "an INVITE again gets the 2xx again")
         var ack = request(.ack, branch: "z9hG4bKack")
@@ -192,21 +188,14 @@ import Testing
     }
 
     @Test func aUserAgents2xxNeverAcknowledgedIsReportedOnTimerL() {
-        var layer = Layer(retransmitsSuccessResponses: true)
-        let invite = request(.invite)
-        _ = layer.receive(invite, from: peer, over: .udp, at: at(0))
-        let ok = invite.answered(200)
-        _ = layer.send(ok, to: nil, over: .udp, at: at(0))
+        var (layer, _, ok) = answeredInvite(200)
         let happened = advance(&layer, to: 40)
         #expect(transmitTimes(happened) == [0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5])
         #expect(happened.contains { if case .unacknowledged(let response) = $0.output { response == ok && $0.time == 32 } else { false } })
     }
 
     @Test func aProxyDoesNotRetransmit2xx() {
-        var layer = Layer(retransmitsSuccessResponses: false)
-        let invite = request(.invite)
-        _ = layer.receive(invite, from: peer, over: .udp, at: at(0))
-        _ = layer.send(invite.answered(200), to: nil, over: .udp, at: at(0))
+        var layer = answeredInvite(200, retransmitsSuccessResponses: false).layer
         #expect(transmitTimes(advance(&layer, to: 40)).isEmpty)
         #expect(layer.count == 0)
     }
