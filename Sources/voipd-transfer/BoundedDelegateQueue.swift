@@ -7,31 +7,58 @@ import Foundation
 /// without bound: a 1 GiB download from loopback peaked at 868 MiB resident. Here
 /// `addOperation`, which runs on URLSession's loop, waits while `limit` calls are queued, so
 /// the loop stops reading the socket and TCP's own flow control slows the server, until
-/// the delegate is down to `resumeBelow`.
+/// the delegate takes the queued calls to run them.
 ///
 /// URLSession calls that wait for its loop (`resume()` does) must not be made from the
 /// delegate while the loop waits for the delegate: ``withLoopFree(_:)`` lets the loop go on
 /// for the time of such a call.
 final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
-    /// About 16 MiB of queued chunks.
-    static let limit = 1024
-    static let resumeBelow = 512
+    /// About 8 MiB of queued chunks, and as many more in the batch being run.
+    static let limit = 512
 
+    /// Where the calls run: the agent's serial queue.
+    private let target: DispatchQueue
     private let condition = NSCondition()
-    private var queued = 0
+    private var pending: [@Sendable () -> Void] = []
+    private var drainScheduled = false
     private var loopFreed = 0
 
+    init(target: DispatchQueue) {
+        self.target = target
+        super.init()
+        maxConcurrentOperationCount = 1
+        underlyingQueue = target
+    }
+
+    /// URLSession's way in for every delegate call. The calls are run in order, in batches:
+    /// one wake-up of the agent's queue for all the chunks that came meanwhile, rather than
+    /// an `Operation`, the queue's locks and a dispatch for each 16 KiB (a third of the
+    /// agent's CPU went to that hand-over, docs/BENCHMARKS.md).
     override func addOperation(_ block: @Sendable @escaping () -> Void) {
         condition.lock()
-        while queued >= Self.limit && loopFreed == 0 { condition.wait() }
-        queued += 1
+        while pending.count >= Self.limit && loopFreed == 0 { condition.wait() }
+        pending.append(block)
+        let schedule = !drainScheduled
+        drainScheduled = true
         condition.unlock()
-        super.addOperation { [self] in
-            block()
+        if schedule { target.async { self.drain() } }
+    }
+
+    /// Runs what is pending, batch after batch, until nothing is.
+    private func drain() {
+        var batch: [@Sendable () -> Void] = []
+        while true {
             condition.lock()
-            queued -= 1
-            if queued <= Self.resumeBelow { condition.broadcast() }
+            if pending.isEmpty {
+                drainScheduled = false
+                condition.unlock()
+                return
+            }
+            swap(&batch, &pending)
+            condition.broadcast()
             condition.unlock()
+            for block in batch { block() }
+            batch.removeAll(keepingCapacity: true)
         }
     }
 
@@ -49,10 +76,4 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         return try body()
     }
 
-    /// Delegate calls queued now.
-    var queuedCalls: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queued
-    }
 }

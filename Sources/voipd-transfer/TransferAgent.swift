@@ -9,15 +9,19 @@ import VoipdVocabulary
 /// queue, which is also URLSession's delegate queue: commands are dispatched onto it and
 /// delegate calls arrive on it.
 final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    let queue = DispatchQueue(label: "voipd-transfer")
+    let queue: DispatchQueue
     private let channel: ParentChannel
     private var session: URLSession!
     private var attempts: [TransferTaskID: Attempt] = [:]
-    private let delegateQueue = BoundedDelegateQueue()
+    private let delegateQueue: BoundedDelegateQueue
     private var byTask: [Int: TransferTaskID] = [:]
 
     init(channel: ParentChannel) {
         self.channel = channel
+        queue = DispatchQueue(label: "voipd-transfer")
+        // The delegate calls run on the agent's serial queue, so commands and delegate calls
+        // take turns on it.
+        delegateQueue = BoundedDelegateQueue(target: queue)
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
@@ -28,10 +32,6 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         // voipd decides how many run and to which hosts.
         configuration.httpMaximumConnectionsPerHost = 64
         configuration.timeoutIntervalForResource = TransferOptions.sevenDays * 52
-        delegateQueue.maxConcurrentOperationCount = 1
-        // The operation queue runs on the agent's serial queue, so commands and delegate calls
-        // take turns on it.
-        delegateQueue.underlyingQueue = queue
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
     }
 
