@@ -84,7 +84,11 @@ extension TransferEngine {
         if !attemptEnded {
             if let attempt = task.runningAttempt {
                 actions.append(.stop(app: app, task: id, attempt: attempt.number, keepPartial: false))
-            } else if let partial = task.partialPath, task.attemptsStarted > 0 {
+            }
+            // Also when an attempt runs: it may be ending already, keeping its partial file
+            // for a resumption that will not come, or its agent may be gone (the stop then
+            // reaches no one). The agent takes the commands in order.
+            if let partial = task.partialPath, task.attemptsStarted > 0 {
                 actions.append(.discardPartial(app: app, task: id, path: partial))
             }
         }

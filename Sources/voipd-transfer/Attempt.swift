@@ -21,6 +21,9 @@ final class Attempt {
     /// Bytes of the partial file the Range request asked to keep.
     let requestedOffset: Int64
     var task: URLSessionTask?
+    /// A download's partial file, open and locked from the attempt's start until the
+    /// response says how to write it; then the writer's.
+    var partial: FileDescriptor?
     var response: HTTPResponseHead?
     var output: PartialFileWriter?
     var resumedFrom: Int64 = 0

@@ -5,6 +5,9 @@ import VoipdTransfers
 /// Why a file could not be used, said as the app will read it.
 struct FileProblem: Error {
     var message: String
+    /// The partial file is locked by another agent (one of a voipd that has just ended,
+    /// still finishing its last write): the attempt may be tried again.
+    var inUse = false
 }
 
 /// A download's two files, reached through their directory: the partial file the body is
@@ -48,24 +51,37 @@ final class DownloadFiles {
         }
     }
 
-    /// The bytes the partial file holds (0 when there is none).
-    var partialSize: Int64 {
-        var status = stat()
-        guard fstatat(directory.rawValue, partialName, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFREG else { return 0 }
-        return Int64(status.st_size)
-    }
-
-    /// Opens the partial file for writing at its end, emptied first when `truncate`.
-    func openPartial(truncate: Bool) throws(FileProblem) -> FileDescriptor {
-        let flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
-        let fd = openat(directory.rawValue, partialName, flags, 0o600)
+    /// Opens the partial file (created if there is none) for writing at its end, and locks
+    /// it (`flock(LOCK_EX | LOCK_NB)`) for as long as the descriptor is open. Two agents
+    /// must never write the same partial file: on a fast restart or an upgrade, the agent of
+    /// the voipd that ended may still be finishing a write when the new one asks for a
+    /// Range from the file's size. The lock goes with the old agent's last descriptor, so a
+    /// file found locked is `inUse`, and its size is read only once the lock is held.
+    func openPartial() throws(FileProblem) -> FileDescriptor {
+        let fd = openat(directory.rawValue, partialName, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileProblem(message: "cannot write \(partialPath): \(Self.reason(Errno.current()))") }
         let file = FileDescriptor(adopting: fd)
         var status = stat()
         guard fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             throw FileProblem(message: "\(partialPath) is not a regular file")
         }
+        guard flock(file.rawValue, LOCK_EX | LOCK_NB) == 0 else {
+            let error = Errno.current()
+            throw FileProblem(message: "\(partialPath) is in use by another transfer agent (\(Self.reason(error)))", inUse: error == .wouldBlock)
+        }
         return file
+    }
+
+    /// The bytes a partial file holds.
+    static func size(of partial: borrowing FileDescriptor) throws(FileProblem) -> Int64 {
+        var status = stat()
+        guard fstat(partial.rawValue, &status) == 0 else { throw FileProblem(message: "cannot examine a partial file: \(reason(Errno.current()))") }
+        return Int64(status.st_size)
+    }
+
+    /// Empties the partial file (the server sent the whole resource again).
+    static func empty(_ partial: borrowing FileDescriptor) throws(FileProblem) {
+        guard ftruncate(partial.rawValue, 0) == 0 else { throw FileProblem(message: "cannot empty a partial file: \(reason(Errno.current()))") }
     }
 
     /// Makes the complete file the destination, atomically (`renameat`).

@@ -51,6 +51,10 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             // voipd moved on without waiting for the last one to end: it is no longer wanted.
             previous.cancellation = .stopped(keepPartial: true)
             previous.task?.cancel()
+            // What it wrote stays; its lock goes with its descriptor, for the new attempt.
+            try? previous.output?.flush()
+            previous.output = nil
+            previous.partial = nil
             forget(previous)
         }
         do {
@@ -70,12 +74,23 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             } catch {
                 return end(order, .fileFailure(error.message), TransferProgress())
             }
-            var offset: Int64 = 0
-            if let validator = order.resumeFrom {
-                offset = files.partialSize
-                if offset > 0 { Self.askForRange(from: offset, validator: validator, in: &request) }
+            let partial: FileDescriptor
+            do {
+                partial = try files.openPartial()
+            } catch where error.inUse {
+                return end(order, .networkFailure(NetworkFailure(code: 0, message: error.message, isTransient: true)), TransferProgress())
+            } catch {
+                return end(order, .fileFailure(error.message), TransferProgress())
             }
+            let offset: Int64
+            do {
+                offset = order.resumeFrom == nil ? 0 : try DownloadFiles.size(of: partial)
+            } catch {
+                return end(order, .fileFailure(error.message), TransferProgress())
+            }
+            if offset > 0, let validator = order.resumeFrom { Self.askForRange(from: offset, validator: validator, in: &request) }
             attempt = Attempt(order: order, files: files, requestedOffset: offset)
+            attempt.partial = consume partial
             task = delegateQueue.withLoopFree { session.dataTask(with: request) }
         case .upload(let source):
             let size: Int64
@@ -155,8 +170,10 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
                 attempt.cancellation = .rangeMismatch
                 return dataTask.cancel()
             }
-            do {
-                attempt.output = PartialFileWriter(file: try files.openPartial(truncate: truncate), offset: attempt.resumedFrom)
+            do throws(FileProblem) {
+                guard let partial = attempt.partial.take() else { throw FileProblem(message: "\(files.partialPath) was closed") }
+                if truncate { try DownloadFiles.empty(partial) }
+                attempt.output = PartialFileWriter(file: partial, offset: attempt.resumedFrom)
             } catch {
                 attempt.cancellation = .file(error.message)
                 return dataTask.cancel()
@@ -212,6 +229,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             outcome = .fileFailure("cannot write \(attempt.files?.partialPath ?? ""): \(Self.describe(error))")
         }
         attempt.output = nil
+        attempt.partial = nil
         // The partial file stays only while the task may resume from it.
         switch outcome {
         case .httpError, .fileFailure, .stopped(keepPartial: false):

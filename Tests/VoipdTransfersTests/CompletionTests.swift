@@ -45,6 +45,10 @@ struct CompletionTests {
         let step = driver.feed(.cancelTask(Driver.session, id))
         #expect(step.reply == .done)
         #expect(step.stops.map(\.task) == [id] && step.stops[0].keepPartial == false)
+        // Also removed by name: the attempt may have ended meanwhile, keeping it.
+        #expect(step.discarded == [driver.task(id)!.partialPath!])
+        #expect(step.actions.firstIndex { if case .stop = $0 { true } else { false } }!
+                < step.actions.firstIndex { if case .discardPartial = $0 { true } else { false } }!, "stopped, then removed")
         #expect(step.delivery?.events.first?.completion?.error == .cancelled)
         // Cancelling again does nothing.
         #expect(driver.feed(.cancelTask(Driver.session, id)).actions.isEmpty)
