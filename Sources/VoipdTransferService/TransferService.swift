@@ -33,6 +33,8 @@ public final class TransferService {
     private var agents: [uid_t: TransferAgentProcess] = [:]
     private var agentsByToken: [UInt64: TransferAgentProcess] = [:]
     private var nextToken: UInt64
+    /// Agents ended for an exec that may yet fail (``endAgentsBeforeExec()``).
+    private var endedForExec: [TransferAgentProcess] = []
     /// How long an agent with nothing to do is kept before it is told to end.
     public var agentIdleTimeout: Double = 30
 
@@ -102,6 +104,36 @@ public final class TransferService {
     public func shutdown() {
         // The records still say the attempts run: the next start carries on from them.
         for agent in Array(agents.values) { release(agent) }
+    }
+
+    /// Ends every agent at once and reaps it, for voipd to execute itself again (an in-place
+    /// upgrade): the agents are voipd's children, and their pidfds, which reap them, do not
+    /// cross the exec, so an agent left to end by itself would stay a zombie for as long as
+    /// voipd runs. The records still say the attempts run, so the new program starts them
+    /// again at once, from their partial files (with a Range request); each file's lock
+    /// went with its agent. This waits only for the kernel to tear the killed processes down.
+    public func endAgentsBeforeExec() {
+        shutdown()
+        // What is left are the processes not yet reaped, each under its process token.
+        for agent in agentsByToken.values {
+            host?.unwatch(agent.process.descriptor)
+            do {
+                try agent.process.send(SIGKILL)
+                _ = try agent.process.waitForExit()
+            } catch {
+                host?.log("transfers: cannot end the agent of uid \(agent.uid) (pid \(agent.process.pid)): \(error)")
+            }
+            endedForExec.append(agent)
+        }
+        agentsByToken = [:]
+    }
+
+    /// The exec did not happen: the attempts of the agents ended for it fail, as when an
+    /// agent dies, and are retried.
+    public func execFailed() {
+        let ended = endedForExec
+        endedForExec = []
+        for agent in ended { failAttempts(of: agent, "the transfer agent was ended for an upgrade that failed") }
     }
 
     /// The pids of the agents started and not yet reaped.

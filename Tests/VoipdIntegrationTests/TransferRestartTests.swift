@@ -18,6 +18,8 @@ struct TransferRestartTests {
         /// voipd killed, and started again by a service manager that kept its control socket
         /// and its file-descriptor store.
         case crashUnderStore
+        /// `voipctl upgrade`: voipd executes itself again in place, its apps and connections kept.
+        case upgrade
 
         var testDescription: String { rawValue }
     }
@@ -67,12 +69,15 @@ struct TransferRestartTests {
         switch restart {
         case .plain: #expect(try rig.terminate(first) == .exited(0))
         case .crashUnderStore: try RestartRecoveryTests.crash(first)
+        case .upgrade: #expect(try client.upgrade().pid == first.pid)
         }
         let kept = fileSize(partial) ?? 0
         #expect(kept > 0 && kept < 12 << 20, "the partial file stays for the next voipd: \(kept) bytes")
-        let stored = restart == .crashUnderStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
-        _ = try RestartRecoveryTests.start(rig, passing: control + stored)
-        _ = try app.expect(\.reconnection)
+        if restart != .upgrade {
+            let stored = restart == .crashUnderStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
+            _ = try RestartRecoveryTests.start(rig, passing: control + stored)
+            _ = try app.expect(\.reconnection)
+        }
         let done = try TransferDaemonTests.completions(app, 1, timeout: .seconds(60))
         #expect(done[task]?.status == 206 && done[task]?.error == nil, "the resumed response: \(done)\n\(rig.log)")
         #expect(try sha256(path) == digest)
@@ -80,6 +85,11 @@ struct TransferRestartTests {
         let ranged = Self.gets(nginx, "/slow/f0", 206)
         #expect(ranged.count == 1 && ranged.allSatisfy { $0.contains("range=\"bytes=") && !$0.contains("if_range=\"-\"") },
                 "the second voipd asked for the rest, validated: \(nginx.requests)")
+        if restart == .upgrade {
+            // The agent of the old program was voipd's child: reaped, not left a zombie.
+            let zombies = TmuxSession.children(of: first.pid).filter { processState($0) == "Z" }
+            #expect(zombies.isEmpty, "zombie children of voipd: \(zombies)")
+        }
     }
 
     @Test("nginx stopped in the middle of a download through voipd and started again: the download resumes with a Range request, and the SHA-256 matches")

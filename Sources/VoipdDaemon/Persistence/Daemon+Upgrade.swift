@@ -42,6 +42,9 @@ extension Daemon {
                     log.error("cannot make the descriptors close-on-exec again: \(error)")
                 }
             }
+            // The agents would outlive their pidfds as zombies; their attempts go on in the new
+            // program's agents from the partial files.
+            transfers?.service.endAgentsBeforeExec()
             log.notice("upgrading in place: executing \(program) with \(snapshot.apps.count) apps, \(snapshot.clients.count) connections, \(snapshot.heldSockets.count) held sockets")
             notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
             // The service manager's descriptors were taken at the first start; they must not be again.
@@ -51,6 +54,8 @@ extension Daemon {
             failure = "\(error)"
         }
         log.error("upgrade failed, still running the old program: \(failure)")
+        transfers?.service.execFailed()
+        transfersChanged()
         notifier.notify(["READY=1", "STATUS=\(statusLine)"])
         if let requester, let client = clients[requester.client] {
             sendError(ProtocolError(.internalError, "upgrade failed: \(failure)"), request: requester.request, to: client)
