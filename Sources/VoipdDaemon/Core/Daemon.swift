@@ -199,6 +199,7 @@ public final class Daemon {
         case .watchedQueue(let id): watchedQueueEvent(id, events)
         case .serviceNotifier: notifier.flush()
         case .transfer(let token): transferDescriptorReady(token, events)
+        case .transferConditions: transferConditionsEvent()
         }
     }
 

@@ -15,6 +15,8 @@ enum EventSource {
     case cgroupEvents(AppID)
     /// A descriptor of the background-transfer service (an agent's socket or pidfd), by the service's token.
     case transfer(UInt64)
+    /// The kernel's power-supply events or rtnetlink (``ConditionsWatch``).
+    case transferConditions
     /// The set of held sockets (``EventLoop/urgent``) has something ready.
     case urgent
     /// The service manager's notify socket has room for the messages held back.

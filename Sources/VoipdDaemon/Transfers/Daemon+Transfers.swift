@@ -25,6 +25,8 @@ extension Daemon {
         }
         guard let transfers else { return }
         transfers.systemPower = PowerSupply.source(of: PowerSupply.read())
+        transfers.systemNetwork = SystemNetwork.read()
+        log.info("transfers: power \(transfers.power.rawValue), network \(describe(transfers.network)) (from the system)")
         transfers.service.handle(.power(transfers.power))
         transfers.service.handle(.network(transfers.network))
         transfersChanged()
@@ -131,17 +133,54 @@ extension Daemon {
                 guard !kind.isEmpty, kind.utf8.count <= 32, kind.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7a || $0 >= 0x30 && $0 <= 0x39 || $0 == 0x2d }) else {
                     throw ProtocolError(.badRequest, "a network kind is 1–32 characters of a–z 0–9 -, not \(kind)")
                 }
-                host.network.kind = NetworkKind(kind)
+                host.networkOverride.kind = NetworkKind(kind)
             }
-            if let expensive = setting.expensive { host.network.isExpensive = expensive }
-            if let available = setting.available { host.network.isAvailable = available }
-            log.notice("transfers: network \(host.network.kind), \(host.network.isExpensive ? "expensive" : "not expensive"), \(host.network.isAvailable ? "available" : "unavailable"), set by pid \(client.credentials.pid)")
+            if let expensive = setting.expensive { host.networkOverride.isExpensive = expensive }
+            if let available = setting.available { host.networkOverride.isAvailable = available }
+            log.notice("transfers: network \(describe(host.network)), set by pid \(client.credentials.pid)")
             host.service.handle(.network(host.network))
         }
         transfersChanged()
         reply(request.id, TransferConditionsResult(power: host.power, powerOverridden: host.powerOverride != nil,
                                                    networkAvailable: host.network.isAvailable, networkKind: host.network.kind.rawValue,
                                                    expensive: host.network.isExpensive), to: client)
+    }
+
+    /// The kernel said a power supply, a link, an address or a route changed: the conditions
+    /// are read again, and fed to the service if what it sees changed (what `voipctl power`
+    /// or `voipctl network` set stays over them).
+    func transferConditionsEvent() {
+        guard let host = transfers else { return }
+        let changes: ConditionsWatch.Changes
+        do {
+            changes = try host.conditions.drain()
+        } catch {
+            // Level-triggered: a socket that keeps failing would spin the loop.
+            log.error("transfers: power and network changes are no longer watched: \(error)")
+            host.conditions.deregister(from: loop)
+            return
+        }
+        if changes.power {
+            let before = host.power
+            host.systemPower = PowerSupply.source(of: PowerSupply.read())
+            if host.power != before {
+                log.notice("transfers: power \(host.power.rawValue) (from the system)")
+                host.service.handle(.power(host.power))
+            }
+        }
+        if changes.network {
+            let before = host.network
+            host.systemNetwork = SystemNetwork.read()
+            if host.network != before {
+                log.notice("transfers: network \(describe(host.network)) (from the system\(host.networkOverride == NetworkOverride() ? "" : ", with voipctl network's settings over it"))")
+                host.service.handle(.network(host.network))
+            }
+        }
+        transfersChanged()
+    }
+
+    private func describe(_ network: NetworkStatus) -> String {
+        "\(network.kind), \(network.isExpensive ? "expensive" : "not expensive"), \(network.isAvailable ? "available" : "unavailable")"
     }
 
     /// The app a connection identified as, and the service, once the app's account is bound.

@@ -27,8 +27,13 @@ final class TransferHost: TransferServiceHost {
     var systemPower: PowerSource = .unknown
     var powerOverride: PowerSource?
     var power: PowerSource { powerOverride ?? systemPower }
-    /// The network as transfers see it (`voipctl network`).
-    var network = NetworkStatus()
+    /// The network the system has (``SystemNetwork``), and what `voipctl network` set over it.
+    var systemNetwork = NetworkStatus()
+    var networkOverride = NetworkOverride()
+    /// The network as transfers see it.
+    var network: NetworkStatus { networkOverride.applied(to: systemNetwork) }
+    /// The kernel's word on power supplies and the network, in the loop's epoll set.
+    let conditions: ConditionsWatch
 
     init(configuration: TransferConfiguration, directory: String, loop: EventLoop, log: Logger, agentExecutable: String?) throws {
         self.loop = loop
@@ -36,6 +41,14 @@ final class TransferHost: TransferServiceHost {
         let store = try TransferStore(directory: directory)
         accounts = TransferAccounts(path: directory + "/accounts.json")
         if let problem = accounts.load() { log.warning("transfers: \(problem)") }
+        var problems: [String] = []
+        conditions = ConditionsWatch(problems: &problems)
+        for problem in problems { log.warning("transfers: \(problem)") }
+        do {
+            try conditions.register(in: loop)
+        } catch {
+            log.warning("transfers: power and network changes are not watched: \(error)")
+        }
         var launcher = TransferAgentLauncher()
         if let agentExecutable { launcher.executable = agentExecutable }
         let accounts = self.accounts
