@@ -87,6 +87,32 @@ struct AdoptionDaemonTests {
         }
     }
 
+    @Test("what arrives on an adopted socket while the program runs starts its quiet window again: a datagram every 250 ms keeps it running, and it is suspended a whole window after the last")
+    func arrivalsRestartTheQuietWindow() throws {
+        try withLaunchedReader { harness, output, port in
+            try harness.suspend("reader")
+            try sendDatagram("wake", toLoopbackPort: port)
+            try harness.waitForState("reader", .background)
+            // Each datagram costs it a wake-up or two, far below the threshold: only the
+            // arrival itself says it is not done. A call's INVITE read in a window's last
+            // moments is such an arrival; suspended then, the call would wait for a re-send.
+            var lastSent = 0.0
+            for round in 1...12 {
+                try sendDatagram("datagram \(round)", toLoopbackPort: port)
+                lastSent = Date().timeIntervalSince1970
+                let pause = Deadline(.milliseconds(250))
+                while !pause.hasPassed {
+                    guard let record = try? harness.nextTransition(timeout: .milliseconds(max(1, pause.remainingMilliseconds))),
+                          record.app == "reader" else { continue }
+                    Issue.record("round \(round): \(record.from.rawValue) → \(record.to.rawValue) (\(record.reason)) while datagrams kept coming")
+                }
+            }
+            try waitForText("got datagram 12", in: output)
+            let suspended = try harness.waitForState("reader", .suspended)
+            #expect(suspended.time - lastSent >= 1, "a whole 1 s window after the last datagram: \(suspended.time - lastSent) s")
+        }
+    }
+
     @Test("an in-place upgrade keeps an adopted program's copy: still suspended, woken by a datagram through the new program, the same one socket held, nothing leaked")
     func upgradeKeepsTheAdoption() throws {
         try withLaunchedReader { harness, output, port in

@@ -1,5 +1,6 @@
 import VoipdAdoption
 import VoipdProtocol
+import VoipdSystem
 import VoipdVocabulary
 
 /// What voipd knows of one adopted program: the copies it holds of the program's VoIP
@@ -22,6 +23,9 @@ final class AdoptedProgram {
     var sampling = false
     /// The program ran since the last look (launched, woken): look before the next sample.
     var lookOwed = true
+    /// How far each adopted socket's receiving had got at the last sample, by held socket id:
+    /// what arrived since shows even when the program has read it already.
+    var arrivalMarks: [UInt64: ReceiveMark] = [:]
 
     init(settings: AdoptionSettings) {
         self.settings = settings

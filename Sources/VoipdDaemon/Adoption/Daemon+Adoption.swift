@@ -53,6 +53,7 @@ extension Daemon {
         adoption.sampling = sampling
         if sampling {
             adoption.detector.restart()
+            adoption.arrivalMarks = [:]
             adoption.lookOwed = true
             timers.set(.adoption(app.id), deadline: now + adoption.sampleInterval)
         } else {
@@ -112,6 +113,10 @@ extension Daemon {
             // Gone a moment ago (its end is on its way) or an unreadable cgroup: the process alone.
             members = [process.pid]
         }
+        // A call's INVITE read in a window's last moments barely shows in the program's
+        // activity; suspended then, the call would wait for a re-send or a keep-alive. What
+        // arrives on its VoIP sockets starts the window again, read or not.
+        if arrivedSinceLastSample(app, adoption) { adoption.detector.restart() }
         let verdict = adoption.detector.observe(ProcFS.activity(of: members), unreadSockets: unreadAdoptedSockets(of: app))
         adoption.verdict = verdict
         if verdict.isQuiet {
@@ -126,6 +131,20 @@ extension Daemon {
             adoption.verdict = .unreadData(sockets: unread)
         }
         timers.set(.adoption(app.id), deadline: now + adoption.sampleInterval)
+    }
+
+    /// Whether anything arrived on its adopted sockets since the last sample, read by the
+    /// program or not; the marks for the next sample are taken before looking, so that an
+    /// arrival in between shows in one of the two.
+    private func arrivedSinceLastSample(_ app: AppRecord, _ adoption: AdoptedProgram) -> Bool {
+        var arrived = false
+        var marks: [UInt64: ReceiveMark] = [:]
+        for held in registry.sockets(of: app.id) where held.origin == .adopted {
+            marks[held.id] = ReceiveMark.take(of: held.descriptor, kind: held.socketKind)
+            if let mark = adoption.arrivalMarks[held.id], mark.hasArrivedSince(on: held.descriptor) { arrived = true }
+        }
+        adoption.arrivalMarks = marks
+        return arrived
     }
 
     /// The held copies with something unread: bytes or a datagram (FIONREAD), or a
