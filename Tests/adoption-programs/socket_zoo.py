@@ -35,13 +35,31 @@ def main():
         keep.append(sock)
         return sock
 
-    listener = open_socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
+    # The ports of its UDP sockets and TCP listeners. UDP and TCP number their ports apart, so
+    # the kernel may give both the same port, or a listener the port after a UDP socket's:
+    # that is what the sip preset takes for a program's own SIP port (and its TLS port). The
+    # zoo has no SIP sockets: each of these is bound to a port at least two away from the
+    # others.
+    ports = set()
+
+    def open_bound(family, kind, host):
+        while True:
+            sock = socket.socket(family, kind)
+            if family == socket.AF_INET6 and kind == socket.SOCK_DGRAM and host == "::":
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sock.bind((host, 0))
+            port = sock.getsockname()[1]
+            if not ports & {port - 1, port, port + 1}:
+                ports.add(port)
+                keep.append(sock)
+                return sock
+            sock.close()
+
+    listener = open_bound(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1")
     listener.listen(8)
     found.append(describe("tcp-listener", listener))
 
-    listener6 = open_socket(socket.AF_INET6, socket.SOCK_STREAM)
-    listener6.bind(("::1", 0))
+    listener6 = open_bound(socket.AF_INET6, socket.SOCK_STREAM, "::1")
     listener6.listen(8)
     found.append(describe("tcp6-listener", listener6))
 
@@ -49,17 +67,14 @@ def main():
     outgoing.connect(("127.0.0.1", tcp_peer))
     found.append(describe("tcp-to-peer", outgoing))
 
-    bound = open_socket(socket.AF_INET, socket.SOCK_DGRAM)
-    bound.bind(("127.0.0.1", 0))
+    bound = open_bound(socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1")
     found.append(describe("udp-bound", bound))
 
-    connected = open_socket(socket.AF_INET, socket.SOCK_DGRAM)
+    connected = open_bound(socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1")
     connected.connect(("127.0.0.1", udp_peer))
     found.append(describe("udp-connected", connected))
 
-    dual = open_socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    dual.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    dual.bind(("::", 0))
+    dual = open_bound(socket.AF_INET6, socket.SOCK_DGRAM, "::")
     found.append(describe("udp6-dual-stack", dual))
 
     # Not TCP or UDP: counted apart.
@@ -84,10 +99,8 @@ def main():
         pid = os.fork()
         if pid == 0:
             os.close(report_read)
-            child = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            child.bind(("127.0.0.1", 0))
-            child_listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            child_listener.bind(("127.0.0.1", 0))
+            child = open_bound(socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1")
+            child_listener = open_bound(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1")
             child_listener.listen(1)
             report = [describe("child-udp", child), describe("child-tcp-listener", child_listener)]
             os.write(report_write, (json.dumps(report) + "\n").encode())
