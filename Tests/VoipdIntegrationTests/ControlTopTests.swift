@@ -9,7 +9,8 @@ import VoipdTestSupport
 /// table when it has no terminal.
 @Suite("voipctl top", .serialized)
 final class ControlTopTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than starting another.
     let harness: DaemonHarness
 
     init() throws { harness = try DaemonHarness() }

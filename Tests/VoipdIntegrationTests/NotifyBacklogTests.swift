@@ -8,7 +8,8 @@ import VoipdSystem
 /// leaves a `Type=notify` start waiting until its timeout (systemd then kills the service).
 @Suite("sd_notify to a busy service manager")
 final class NotifyBacklogTests {
-    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than making another.
     let rig: ServiceRig
 
     init() throws { rig = try ServiceRig() }

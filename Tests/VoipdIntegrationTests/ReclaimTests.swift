@@ -7,7 +7,8 @@ import VoipdSystem
 /// sockets are never touched.
 @Suite("Socket reclaim", .serialized)
 final class ReclaimTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than starting another.
     let harness: DaemonHarness
 
     init() throws { harness = try DaemonHarness() }

@@ -11,7 +11,8 @@ import VoipdTestSupport
 /// that names processes that are not the apps', makes it signal nothing.
 @Suite("Restart recovery", .serialized)
 final class RestartRecoveryTests {
-    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than making another.
     let rig: ServiceRig
 
     init() throws { rig = try ServiceRig() }

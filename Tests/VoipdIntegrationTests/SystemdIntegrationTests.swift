@@ -10,7 +10,8 @@ import VoipdTestSupport
 /// and VoIP sockets that survive a restart of voipd.
 @Suite("systemd integration", .serialized)
 final class SystemdIntegrationTests {
-    /// Each test's own rig (Swift Testing makes a new suite instance for every test).
+    /// Each test's own rig (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than making another.
     let rig: ServiceRig
 
     init() throws { rig = try ServiceRig() }

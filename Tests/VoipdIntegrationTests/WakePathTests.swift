@@ -7,7 +7,8 @@ import VoipdSystem
 /// data on a held socket, sockets kept across crash and relaunch.
 @Suite("Wake path", .serialized)
 final class WakePathTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than starting another.
     let harness: DaemonHarness
 
     init() throws { harness = try DaemonHarness() }

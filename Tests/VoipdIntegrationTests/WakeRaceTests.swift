@@ -9,7 +9,8 @@ import VoipdVocabulary
 /// stop, even if it read it meanwhile.
 @Suite("The wake race", .serialized)
 final class WakeRaceTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test).
+    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
+    /// here uses it rather than starting another.
     let harness: DaemonHarness
 
     init() throws { harness = try DaemonHarness() }
@@ -83,8 +84,6 @@ final class WakeRaceTests {
 
     @Test("two sockets with data at the stop: the app is woken for one, and for the other at the next stop if it left it unread")
     func twoSocketsReadyAtOneStop() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         let peer = try harness.makePeer()
         // The app reads nothing on its own, and acknowledges didEnterBackground when the
         // test says: both sockets have data when voipd arms them on the way to the stop.
