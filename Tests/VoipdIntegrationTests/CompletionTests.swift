@@ -33,19 +33,35 @@ struct CompletionTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
+    /// voipd running a process (sleep, which does not speak the protocol) under each of
+    /// `apps`: names for the completions to offer.
+    static func voipd(running apps: [String]) throws -> DaemonHarness {
+        let harness = try DaemonHarness()
+        do {
+            for app in apps { _ = try harness.control.launch(["/bin/sleep", "300"], name: app, speaksProtocol: false) }
+        } catch {
+            harness.stop()
+            throw error
+        }
+        return harness
+    }
+
+    /// Writes the script `voipctl completion SHELL` prints (it must succeed) to `path`.
+    static func writeScript(for shell: String, to path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let generated = try runCommand([Binaries.voipctl, "completion", shell])
+        try #require(generated.status == 0, "\(generated.output)", sourceLocation: sourceLocation)
+        try write(generated.output, to: path)
+    }
+
     @Test("bash: `complete -p` names the function; verbs, options, states, commands and the running voipd's apps complete",
           .enabled(if: toolAvailableOrCI(bash), "needs bash"))
     func bashCompletion() throws {
         try #require(toolExists(Self.bash))
-        let harness = try DaemonHarness()
+        let harness = try Self.voipd(running: ["sleeper", "snoozer"])
         defer { harness.stop() }
-        _ = try harness.control.launch(["/bin/sleep", "300"], name: "sleeper", speaksProtocol: false)
-        _ = try harness.control.launch(["/bin/sleep", "300"], name: "snoozer", speaksProtocol: false)
         let directory = try makeTemporaryDirectory("voipd-bash-completion")
         defer { removeTree(directory) }
-        let generated = try runCommand([Binaries.voipctl, "completion", "bash"])
-        try #require(generated.status == 0, "\(generated.output)")
-        try Self.write(generated.output, to: directory + "/voipctl.bash")
+        try Self.writeScript(for: "bash", to: directory + "/voipctl.bash")
 
         // Each case: the words on the line (the last one being completed) and COMPREPLY,
         // sorted. The first word is voipctl as typed: the completion runs it for app names.
@@ -127,12 +143,11 @@ struct CompletionTests {
           .enabled(if: toolAvailableOrCI(fish), "needs fish (apt-get install fish; with CI=true its absence is a failure)"))
     func fishCompletion() throws {
         try #require(toolExists(Self.fish), "\(Self.fish) is missing")
-        let harness = try DaemonHarness()
+        let harness = try Self.voipd(running: ["sleeper"])
         defer { harness.stop() }
-        _ = try harness.control.launch(["/bin/sleep", "300"], name: "sleeper", speaksProtocol: false)
         let directory = try makeTemporaryDirectory("voipd-fish-completion")
         defer { removeTree(directory) }
-        try Self.write(try runCommand([Binaries.voipctl, "completion", "fish"]).output, to: directory + "/voipctl.fish")
+        try Self.writeScript(for: "fish", to: directory + "/voipctl.fish")
         func complete(_ line: String) throws -> [String] {
             let run = try runCommand([Self.fish, "--no-config", "-c", "source \(directory)/voipctl.fish; complete -C '\(line)'"],
                                      environment: currentEnvironment().map { $0.hasPrefix("HOME=") ? "HOME=\(directory)" : $0 })
@@ -150,13 +165,12 @@ struct CompletionTests {
           .enabled(if: toolAvailableOrCI(zsh), "needs zsh (apt-get install zsh; with CI=true its absence is a failure)"))
     func zshCompletion() throws {
         try #require(toolExists(Self.zsh), "\(Self.zsh) is missing")
-        let harness = try DaemonHarness()
+        let harness = try Self.voipd(running: ["sleeper"])
         defer { harness.stop() }
-        _ = try harness.control.launch(["/bin/sleep", "300"], name: "sleeper", speaksProtocol: false)
         let directory = try makeTemporaryDirectory("voipd-zsh-completion")
         defer { removeTree(directory) }
         mkdir(directory + "/functions", 0o755)
-        try Self.write(try runCommand([Binaries.voipctl, "completion", "zsh"]).output, to: directory + "/functions/_voipctl")
+        try Self.writeScript(for: "zsh", to: directory + "/functions/_voipctl")
         #expect(try runCommand([Self.zsh, "-n", directory + "/functions/_voipctl"]).status == 0)
 
         // An interactive zsh on a pseudo-terminal, voipctl on its PATH: type a line and TAB,

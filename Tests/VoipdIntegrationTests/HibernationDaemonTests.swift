@@ -23,6 +23,13 @@ struct HibernationDaemonTests {
         return (app, remote, filled.checksum)
     }
 
+    /// `megabytes` of swap in zram for the test, which needs root and zram (with CI=true
+    /// their absence fails it).
+    private static func zramSwap(megabytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> TemporarySwap {
+        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram", sourceLocation: sourceLocation)
+        return try TemporarySwap(.zram(algorithm: nil), megabytes: megabytes)
+    }
+
     /// Data on the VoIP socket wakes the app; it reads it, answers, and its memory is as written.
     private static func wakeAndCheck(_ app: TestAppHandle, _ remote: PeerConnection, checksum: UInt64) throws {
         try remote.write(invite)
@@ -40,8 +47,7 @@ struct HibernationDaemonTests {
           .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"),
           .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func byRequest() throws {
-        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
-        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        let swap = try Self.zramSwap(megabytes: 256)
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let harness = try DaemonHarness()
         defer { harness.stop() }
@@ -71,8 +77,7 @@ struct HibernationDaemonTests {
           .enabled(if: (isRoot && hasZram && ScratchCgroup.availableOrCI(.v2)) || runningUnderCI, "needs root, zram and a cgroup2 mount (with CI=true their absence is a failure)"),
           .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func frozenInItsCgroup() throws {
-        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
-        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        let swap = try Self.zramSwap(megabytes: 256)
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let scratch = try ScratchCgroup(.v2)
         let directory = try makeTemporaryDirectory("voipd-hibernate-freezer")
@@ -119,8 +124,7 @@ struct HibernationDaemonTests {
           .enabled(if: (isRoot && hasZram) || runningUnderCI, "needs root and zram (with CI=true their absence is a failure)"),
           .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func overLimit() throws {
-        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
-        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 512)
+        let swap = try Self.zramSwap(megabytes: 512)
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let harness = try DaemonHarness()
         defer { harness.stop() }
@@ -173,8 +177,7 @@ struct HibernationDaemonTests {
           .enabled(if: (isRoot && hasZram && KamailioServer.shouldRun) || runningUnderCI, "needs root, zram and Kamailio (with CI=true their absence is a failure)"),
           .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func softphoneThroughKamailio() throws {
-        try #require(isRoot && hasZram, "swapon needs root; this kernel needs zram")
-        let swap = try TemporarySwap(.zram(algorithm: nil), megabytes: 256)
+        let swap = try Self.zramSwap(megabytes: 256)
         defer { #expect(throws: Never.self) { try swap.remove() } }
         let kamailio = try KamailioServer()
         let rig = try SoftphoneRig(kamailio: kamailio)

@@ -12,6 +12,12 @@ struct StopWitnessTests {
         ProcessHandle(try spawn(SpawnRequest(arguments: ["/bin/sleep", "600"], environment: [])))
     }
 
+    /// Kills and reaps `process`, if it has not been already: the end of every test.
+    func end(_ process: ProcessHandle) {
+        try? process.pidfd.send(SIGKILL)
+        _ = try? process.pidfd.waitForExit()
+    }
+
     func stop(_ process: ProcessHandle) throws {
         try process.pidfd.send(SIGSTOP)
         try waitUntil("pid \(process.pidfd.pid) is stopped") { ProcFS.state(of: process.pidfd.pid) == "T" }
@@ -20,10 +26,7 @@ struct StopWitnessTests {
     @Test("a stray SIGCONT is seen by /proc (resumed), and a SIGCONT followed by a SIGSTOP too (ran and stopped again)")
     func witness() throws {
         let sleeper = try startSleeper()
-        defer {
-            try? sleeper.pidfd.send(SIGKILL)
-            _ = try? sleeper.pidfd.waitForExit()
-        }
+        defer { end(sleeper) }
         let pid = sleeper.pidfd.pid
         #expect(StopWitness(stoppedProcess: pid) == nil, "a running process has no stop to witness")
         try stop(sleeper)
@@ -49,10 +52,7 @@ struct StopWitnessTests {
     @Test("a child's continued report: left by someone else's SIGCONT, taken once; none after voipd's own stop, continue and stop")
     func continuedReport() throws {
         let sleeper = try startSleeper()
-        defer {
-            try? sleeper.pidfd.send(SIGKILL)
-            _ = try? sleeper.pidfd.waitForExit()
-        }
+        defer { end(sleeper) }
         let pid = sleeper.pidfd.pid
         // voipd's own cycle: stopped, continued (a wake), stopped again. The stop replaces the
         // report the continue left.
