@@ -271,8 +271,13 @@ extension AppLifecycle {
     }
 
     private mutating func heldSocketsChanged(_ count: Int, _ turn: inout Turn) {
+        let added = count > heldSockets
         heldSockets = count
-        if !phase.isAlive { turn.emit(relaunchesOnData ? .armSockets : .disarmSockets) }
+        if !phase.isAlive { return turn.emit(relaunchesOnData ? .armSockets : .disarmSockets) }
+        // A stopped app's sockets are all watched, one registered as the stop took hold too:
+        // the app sent the request just before, and voipd read it only after it confirmed
+        // the stop (a freeze is often confirmed in the same turn as it is asked for).
+        if added && phase.isStopped { turn.emit(.armSockets) }
     }
 
     private mutating func quietMeasured(_ turn: inout Turn) {

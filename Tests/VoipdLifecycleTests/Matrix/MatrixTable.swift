@@ -273,10 +273,11 @@ enum LifecycleMatrix {
         row(.quietMeasured,
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .nothing, suspended: .nothing, terminated: .nothing),
+        // A socket added to a stopped app (its request read after the stop) is watched too.
         row(.heldSocketsChanged(2),
             notRunning: .stay([.arm]),
             active: .nothing, inactive: .nothing, background: .nothing,
-            suspending: .nothing, suspended: .nothing,
+            suspending: .stay([.arm]), suspended: .stay([.arm]),
             terminated: .stay([.arm])),
         // iOS reclaimed a suspended app's sockets when the screen locked; a stop not yet
         // confirmed reclaims when it is.

@@ -83,6 +83,19 @@ struct BackgroundingTests {
         #expect(again.delivered.first?.socket == other)
     }
 
+    @Test("a socket registered as the stop took hold is watched like the others")
+    func socketAddedWhileStopped() {
+        // The app sent its registration just before the stop, and waits for the reply; voipd
+        // confirms the stop (a freeze, or a process that is not its child, is looked at at
+        // once) before it reads the request. Unwatched, what arrives on it would never wake
+        // the app.
+        for phase in [LifecyclePhase.suspending, .suspended] {
+            var driver = Driver.at(phase)
+            #expect(driver.feed(.heldSocketsChanged(2)).steps == [.arm], "\(phase)")
+            #expect(driver.feed(.heldSocketsChanged(1)).steps == [], "one let go leaves the others as they were")
+        }
+    }
+
     @Test("a wake that is not acknowledged is suspended when its budget is spent")
     func wakeBudgetSpent() {
         var driver = Driver.at(.suspended)
