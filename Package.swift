@@ -50,7 +50,7 @@ let package = Package(
                                                     "VoipdTransfers", "VoipdTransferService"]),
         // Background transfers' pure logic: tasks, scheduling, the resume rate limiter, the
         // agent's messages. No system calls (docs/TRANSFERS.md).
-        .target(name: "VoipdTransfers"),
+        .target(name: "VoipdTransfers", dependencies: ["VoipdVocabulary"]),
         // The transfer service around the engine: its durable store, and the agents it
         // starts and speaks to without blocking, for a host loop (voipd's) to drive.
         .target(name: "VoipdTransferService", dependencies: ["VoipdTransfers", "VoipdSystem", "VoipdVocabulary"]),

@@ -1,5 +1,7 @@
+import VoipdVocabulary
+
 /// The framing: every message is one packet on an `AF_UNIX` `SOCK_SEQPACKET` connection,
-/// made of an 8-byte header and a UTF-8 JSON body.
+/// made of an 8-byte header (``FrameHeader``) and a UTF-8 JSON body.
 ///
 ///     offset 0  u32 LE  body length in bytes
 ///     offset 4  u16 LE  message type (``MessageType``)
@@ -7,7 +9,7 @@
 ///     offset 7  u8      protocol version (1)
 ///     offset 8  body
 public enum Frame {
-    public static let headerSize = 8
+    public static let headerSize = FrameHeader.size
     public static let version: UInt8 = 1
     /// The largest packet either side sends or accepts, header included.
     public static let maximumSize = 65536
@@ -18,11 +20,7 @@ public enum Frame {
     public static func encode(type: MessageType, body: [UInt8], descriptorCount: Int) -> [UInt8] {
         var packet = [UInt8]()
         packet.reserveCapacity(headerSize + body.count)
-        let length = UInt32(body.count)
-        packet.append(contentsOf: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
-        packet.append(contentsOf: [UInt8(type.rawValue & 0xff), UInt8(type.rawValue >> 8)])
-        packet.append(UInt8(descriptorCount))
-        packet.append(version)
+        FrameHeader(bodyLength: UInt32(body.count), type: type.rawValue, descriptors: UInt8(descriptorCount), version: version).append(to: &packet)
         packet.append(contentsOf: body)
         return packet
     }
@@ -30,8 +28,7 @@ public enum Frame {
     /// Writes the length of what follows the header into a packet built in place (a header
     /// for an empty body, then the body appended).
     public static func setBodyLength(of packet: inout [UInt8]) {
-        let length = UInt32(packet.count - headerSize)
-        packet.replaceSubrange(0..<4, with: [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)])
+        FrameHeader.setBodyLength(of: &packet)
     }
 
     /// A validated packet: its type, its body, and the descriptor count it declared.
@@ -55,15 +52,13 @@ public enum Frame {
         guard length == bytes.count else {
             throw ProtocolError(.truncatedFrame, "packet of \(length) bytes was cut to \(bytes.count) when read")
         }
-        guard bytes.count >= headerSize else {
+        guard let header = FrameHeader(parsing: bytes) else {
             throw ProtocolError(.truncatedFrame, "packet of \(bytes.count) bytes is shorter than the \(headerSize)-byte header")
         }
-        let bodyLength = Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
-        let rawType = UInt16(bytes[4]) | UInt16(bytes[5]) << 8
-        let declared = Int(bytes[6])
-        let version = bytes[7]
-        guard version == Self.version else {
-            throw ProtocolError(.unsupportedVersion, "protocol version \(version) is not supported; this daemon speaks \(Self.version)")
+        let bodyLength = Int(header.bodyLength)
+        let declared = Int(header.descriptors)
+        guard header.version == version else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(header.version) is not supported; this daemon speaks \(version)")
         }
         if headerSize + bodyLength > maximumSize {
             throw ProtocolError(.frameTooLarge, "header declares a \(bodyLength)-byte body; the maximum frame is \(maximumSize) bytes")
@@ -74,8 +69,8 @@ public enum Frame {
         guard declared == descriptors else {
             throw ProtocolError(.descriptorMismatch, "header declares \(declared) descriptors but \(descriptors) arrived; all were closed")
         }
-        guard let type = MessageType(rawValue: rawType) else {
-            throw ProtocolError(.unknownType, "unknown message type \(rawType)")
+        guard let type = MessageType(rawValue: header.type) else {
+            throw ProtocolError(.unknownType, "unknown message type \(header.type)")
         }
         return Decoded(type: type, body: bytes[headerSize...], declaredDescriptors: declared)
     }

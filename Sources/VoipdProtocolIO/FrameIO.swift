@@ -1,5 +1,6 @@
 import VoipdProtocol
 import VoipdSystem
+import VoipdVocabulary
 
 /// Whole frames over a control connection (`AF_UNIX`, `SOCK_SEQPACKET`): the socket side of
 /// ``WireCodec``, whose framing is pure.
@@ -24,7 +25,7 @@ extension WireCodec {
         // descriptors itself), which is not the sender's fault. The frame stays valid.
         let lost = message.controlTruncated && message.descriptors.count < maxDescriptors
         do {
-            let declared = message.bytes.count >= Frame.headerSize ? Int(message.bytes[6]) : 0
+            let declared = FrameHeader(parsing: message.bytes).map { Int($0.descriptors) } ?? 0
             let decoded = try Frame.decode(bytes: message.bytes, length: message.length,
                                            descriptors: lost ? declared : message.descriptors.count,
                                            controlTruncated: message.controlTruncated && !lost)

@@ -1,8 +1,9 @@
 import FoundationEssentials
+import VoipdVocabulary
 
 /// The framing between voipd and its transfer agents: one message per packet on an
 /// `AF_UNIX` `SOCK_SEQPACKET` socket pair, with the control protocol's 8-byte header
-/// (docs/PROTOCOL.md) and a JSON body. The agent's messages have their own two types, so a
+/// (``FrameHeader``, docs/PROTOCOL.md) and a JSON body. The agent's messages have their own two types, so a
 /// packet of one protocol can never be taken for the other's.
 ///
 ///     offset 0  u32 LE  body length
@@ -10,7 +11,7 @@ import FoundationEssentials
 ///     offset 6  u8      descriptors (always 0)
 ///     offset 7  u8      version (1)
 public enum AgentFrame {
-    public static let headerSize = 8
+    public static let headerSize = FrameHeader.size
     public static let version: UInt8 = 1
     public static let maximumSize = 65536
     public static let commandType: UInt16 = 1
@@ -26,9 +27,9 @@ public enum AgentFrame {
         guard headerSize + body.count <= maximumSize else {
             throw Error(description: "a message of \(body.count) bytes does not fit in one \(maximumSize)-byte frame")
         }
-        let length = UInt32(body.count)
-        var packet: [UInt8] = [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24),
-                               UInt8(type & 0xff), UInt8(type >> 8), 0, version]
+        var packet: [UInt8] = []
+        packet.reserveCapacity(headerSize + body.count)
+        FrameHeader(bodyLength: UInt32(body.count), type: type, descriptors: 0, version: version).append(to: &packet)
         packet.append(contentsOf: body)
         return packet
     }
@@ -37,14 +38,14 @@ public enum AgentFrame {
     /// and decodes its body.
     public static func decode<T: Decodable>(_: T.Type, type: UInt16, packet: [UInt8], length: Int, decoder: JSONDecoder) throws(Error) -> T {
         guard length <= maximumSize, packet.count == length else { throw Error(description: "a packet of \(length) bytes exceeds \(maximumSize)") }
-        guard packet.count >= headerSize else { throw Error(description: "a packet of \(packet.count) bytes is shorter than the header") }
-        let bodyLength = Int(packet[0]) | Int(packet[1]) << 8 | Int(packet[2]) << 16 | Int(packet[3]) << 24
-        let rawType = UInt16(packet[4]) | UInt16(packet[5]) << 8
-        guard packet[7] == version else { throw Error(description: "version \(packet[7]) is not \(version)") }
-        guard rawType == type else { throw Error(description: "message type \(rawType) where \(type) was expected") }
-        guard packet[6] == 0 else { throw Error(description: "descriptors declared on a transfer-agent message") }
-        guard bodyLength == packet.count - headerSize else {
-            throw Error(description: "the header declares \(bodyLength) bytes but the packet carries \(packet.count - headerSize)")
+        guard let header = FrameHeader(parsing: packet) else {
+            throw Error(description: "a packet of \(packet.count) bytes is shorter than the header")
+        }
+        guard header.version == version else { throw Error(description: "version \(header.version) is not \(version)") }
+        guard header.type == type else { throw Error(description: "message type \(header.type) where \(type) was expected") }
+        guard header.descriptors == 0 else { throw Error(description: "descriptors declared on a transfer-agent message") }
+        guard Int(header.bodyLength) == packet.count - headerSize else {
+            throw Error(description: "the header declares \(header.bodyLength) bytes but the packet carries \(packet.count - headerSize)")
         }
         do {
             return try decoder.decode(T.self, from: Data(packet[headerSize...]))

@@ -1,5 +1,6 @@
 import Testing
 import VoipdProtocol
+import VoipdVocabulary
 
 /// The framing: an 8-byte header and a JSON body per packet; every malformed packet gets the
 /// error code docs/PROTOCOL.md gives for it.
@@ -13,6 +14,19 @@ struct FrameTests {
         #expect(decoded.type == .registerSocket)
         #expect(decoded.declaredDescriptors == 1)
         #expect(String(decoding: decoded.body, as: UTF8.self) == #"{"id":1,"name":"sip"}"#)
+    }
+
+    @Test("the header's fields are little-endian at their offsets; fewer than 8 bytes are no header")
+    func header() {
+        let header = FrameHeader(bodyLength: 0x0403_0201, type: 0x0605, descriptors: 7, version: 8)
+        var packet: [UInt8] = []
+        header.append(to: &packet)
+        #expect(packet == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(FrameHeader(parsing: packet) == header)
+        #expect(FrameHeader(parsing: Array(packet.dropLast())) == nil)
+        packet += Array(repeating: 0, count: 300)
+        FrameHeader.setBodyLength(of: &packet)
+        #expect(FrameHeader(parsing: packet)?.bodyLength == 300)
     }
 
     static func code(_ bytes: [UInt8], length: Int? = nil, descriptors: Int = 0, cut: Bool = false) -> ProtocolError.Code? {
