@@ -20,9 +20,11 @@ final class VoipdInstance {
         let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         // The demo's voipd keeps to its directory. As root, voipd reads /etc/voipd/voipd.json
         // and /etc/voipd/apps.d when voipd is installed: their manifests, limits and state
-        // directory, whose state file is the installed voipd's, with its apps.
+        // directory, whose state file is the installed voipd's, with its apps. It suspends
+        // with SIGSTOP, whatever the machine offers: the demo shows the softphone in the
+        // kernel's state T.
         let configuration = directory + "/voipd.json"
-        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array("{}\n".utf8))
+        try openFile(configuration, flags: O_WRONLY | O_CREAT | O_TRUNC).writeAll(Array(#"{"suspension": "signal"}"#.utf8 + [0x0a]))
         process = try ChildProcess(
             name: "voipd",
             arguments: [binary, "--socket", socketPath, "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger",

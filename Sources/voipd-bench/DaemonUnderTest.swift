@@ -15,6 +15,11 @@ final class DaemonUnderTest {
     private let notifyPath: String
     private var stopped = false
 
+    /// The configuration of a voipd that stops its apps with SIGSTOP whatever the machine
+    /// offers (`auto` would pick a cgroup freezer where voipd can use one): the benchmarks
+    /// that do not ask for the freezer measure and check signals.
+    static let signals = #"{"suspension": "signal"}"# + "\n"
+
     /// Spawned → READY=1 received, in nanoseconds.
     private(set) var startNanoseconds: UInt64 = 0
 
@@ -24,7 +29,7 @@ final class DaemonUnderTest {
     /// start-up benchmark runs it directly. `memoryPressureTrigger`: voipd's default PSI
     /// trigger, off unless asked for: on a machine loaded by others it fires and voipd ends
     /// suspended bench apps as jetsam would, in the middle of a run.
-    init(binary: String, directory: String, configurationText: String = "{}\n", arguments: [String] = [], guarded: Bool = true,
+    init(binary: String, directory: String, configurationText: String = DaemonUnderTest.signals, arguments: [String] = [], guarded: Bool = true,
          memoryPressureTrigger: Bool = false) throws {
         socketPath = directory + "/voipd.sock"
         logPath = directory + "/voipd.log"

@@ -82,7 +82,7 @@ final class BenchCgroupParent {
         self.mount = mount
         let path = configured ?? mount.mountPoint + "/voipd-bench-\(getpid())"
         made = configured == nil && access(path, F_OK) != 0 ? path : nil
-        switch CgroupFreezer.detect(configuredDirectory: path) {
+        switch CgroupFreezer.detect(configuredDirectory: path, instance: "voipd-bench") {
         case .available(let freezer) where freezer.version == version: self.freezer = freezer
         case .available(let freezer): throw BenchError("\(path) is in cgroup \(freezer.version.rawValue)'s hierarchy, not \(version.rawValue)'s")
         case .unavailable(let reason): throw BenchError(reason)

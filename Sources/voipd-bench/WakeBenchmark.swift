@@ -53,7 +53,7 @@ enum WakeBenchmark {
         let appCgroups = cgroups.map { $0.freezer.directory + "/voipd" }
         let daemon = try DaemonUnderTest(binary: voipd, directory: directory, configurationText: appCgroups.map {
             #"{"suspension": "freezer", "cgroupDirectory": "\#($0)"}"# + "\n"
-        } ?? "{}\n")
+        } ?? DaemonUnderTest.signals)
         var fleet: AppFleet?
         defer {
             // voipd resumes its apps as it stops; whatever is left is killed.

@@ -131,7 +131,7 @@ struct ConfigurationTests {
     @Test("SIGHUP with an invalid file keeps the running configuration (logged, still serving); a valid one applies at once")
     func reloadKeepsTheRunningConfigurationOnError() throws {
         let files = try Files()
-        let path = try files.write("voipd.json", #"{"socketQuota": 1}"#)
+        let path = try files.write("voipd.json", #"{"socketQuota": 1, "suspension": "signal"}"#)
         let harness = try DaemonHarness(arguments: ["--config", path])
         defer { harness.stop() }
         let peer = try harness.makePeer()
@@ -143,7 +143,7 @@ struct ConfigurationTests {
         }
         #expect(try register("a") == .registered(socket: "a"))
 
-        try files.write("voipd.json", #"{"socketQuota": "many"}"#)
+        try files.write("voipd.json", #"{"socketQuota": "many", "suspension": "signal"}"#)
         kill(harness.daemon.pid, SIGHUP)
         try waitForText(#"configuration not reloaded, keeping the running one: \#(path): key "socketQuota": must be a number"#, in: harness.logPath)
         #expect(try harness.control.status().map(\.name) == ["phone"], "voipd keeps serving")
@@ -151,7 +151,7 @@ struct ConfigurationTests {
         #expect(refused.errorMessage?.contains("quota") == true, "the quota of 1 still holds: \(refused)")
 
         // Valid: the quota changes live; the socket's mode only at the next start.
-        try files.write("voipd.json", #"{"socketQuota": 3, "socketMode": "0600"}"#)
+        try files.write("voipd.json", #"{"socketQuota": 3, "socketMode": "0600", "suspension": "signal"}"#)
         kill(harness.daemon.pid, SIGHUP)
         try waitForText("configuration reloaded from \(path)", in: harness.logPath)
         #expect(harness.log.contains("the control socket's path and mode change only when voipd restarts"))

@@ -26,7 +26,7 @@ struct SocketFatesTests {
     /// A voipd whose configuration file sets `reclaimQueuedBytes` (nil: no file), in `files`.
     private static func daemon(reclaimQueuedBytes: Int?, files: String) throws -> DaemonHarness {
         guard let bytes = reclaimQueuedBytes else { return try DaemonHarness() }
-        try Data(#"{"reclaimQueuedBytes": \#(bytes)}"#.utf8).write(to: URL(fileURLWithPath: files + "/voipd.json"))
+        try Data(#"{"reclaimQueuedBytes": \#(bytes), "suspension": "signal"}"#.utf8).write(to: URL(fileURLWithPath: files + "/voipd.json"))
         return try DaemonHarness(arguments: ["--config", files + "/voipd.json"])
     }
 

@@ -21,7 +21,7 @@ struct TransferDaemonTests {
             nginx = try NginxServer(rateLimit: rateLimit)
             files = try makeTemporaryDirectory("voipd-transfer-files")
             let configuration = files + "/voipd.json"
-            try #"{"transfers": \#(transfers)}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
+            try #"{"transfers": \#(transfers), "suspension": "signal"}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
             harness = try DaemonHarness(timeScale: timeScale, arguments: ["--config", configuration])
         }
 

@@ -26,7 +26,8 @@ struct AppSuspender: Suspender {
             unavailability = "the configuration's suspension is \"signal\""
             return
         }
-        switch CgroupFreezer.detect(configuredDirectory: configuration.cgroupDirectory) {
+        let instance = CgroupFreezer.instanceName(forSocket: configuration.socketPath)
+        switch CgroupFreezer.detect(configuredDirectory: configuration.cgroupDirectory, instance: instance) {
         case .available(let found):
             freezer = found
             unavailability = nil

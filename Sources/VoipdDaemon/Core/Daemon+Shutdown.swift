@@ -20,6 +20,7 @@ extension Daemon {
         }
         // The apps left running are written down: the next voipd supervises them again.
         saveStateIfChanged()
+        suspender.freezer?.removeInstanceDirectory()
         log.notice("voipd stopped: \(apps.values.filter { $0.lifecycle.phase.isAlive }.count) apps left running, \(registry.count) held sockets closed")
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 
 /// Where voipd makes its apps' cgroups and which freezer it has there: a directory in the
 /// cgroup v2 hierarchy (each app's cgroup frozen through `cgroup.freeze`) or in cgroup v1's
-/// freezer hierarchy (`freezer.state`). Found by ``detect(configuredDirectory:)``.
+/// freezer hierarchy (`freezer.state`). Found by ``detect(configuredDirectory:instance:)``.
 ///
 /// Each app gets a cgroup of its own, `app-NAME`, made by voipd and owned by voipd's user
 /// (mode 0755): the app can read its state but cannot write it, so it can neither thaw
@@ -16,8 +16,8 @@ public struct CgroupFreezer: Sendable, Equatable, CustomStringConvertible {
         case configured
         /// voipd's own cgroup, delegated to it by its service manager (systemd's `Delegate=yes`).
         case delegated
-        /// `voipd` under voipd's own cgroup in the v1 freezer hierarchy, on a machine with no
-        /// cgroup v2 freezer (v1 has no delegation: root may write there).
+        /// `voipd/INSTANCE` under voipd's own cgroup in the v1 freezer hierarchy, where voipd
+        /// has no cgroup v2 freezer it may use (v1 has no delegation: root may write there).
         case legacyHierarchy
     }
 
@@ -91,7 +91,7 @@ public struct CgroupFreezer: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What ``CgroupFreezer/detect(configuredDirectory:)`` found: a freezer voipd can use, or
+/// What ``CgroupFreezer/detect(configuredDirectory:instance:)`` found: a freezer voipd can use, or
 /// why there is none (voipd then suspends with SIGSTOP).
 public enum FreezerDetection: Sendable, Equatable {
     case available(CgroupFreezer)
@@ -106,48 +106,62 @@ extension CgroupFreezer {
     ///    /proc/self/mountinfo) if it is delegated to voipd: systemd marks a cgroup of a unit
     ///    with `Delegate=yes` with the extended attribute `user.delegate` (and
     ///    `trusted.delegate`) "1"; a user's cgroup handed to an unprivileged voipd is its own;
-    /// 3. where the machine has no usable cgroup v2 freezer at all, `voipd` under voipd's
-    ///    cgroup in the v1 freezer hierarchy (made if missing; root may write there).
-    /// Nothing else: under systemd, a cgroup not delegated belongs to systemd alone.
-    public static func detect(configuredDirectory: String? = nil) -> FreezerDetection {
+    /// 3. otherwise (no v2, or a v2 cgroup voipd may not write: a hybrid machine with voipd
+    ///    outside systemd), `voipd/INSTANCE` under voipd's cgroup in the v1 freezer hierarchy,
+    ///    when it is mounted and voipd can make and freeze cgroups there (root may write there).
+    ///    `instance` (``instanceName(forSocket:)``) keeps the apps of two voipds on one
+    ///    machine apart, as each one's delegated cgroup does under systemd.
+    /// Nothing else: under systemd, a v2 cgroup not delegated belongs to systemd alone.
+    public static func detect(configuredDirectory: String? = nil, instance: String) -> FreezerDetection {
         guard let current = CgroupTables.current() else {
             return .unavailable(reason: "cannot read /proc/self/mountinfo and /proc/self/cgroup")
         }
-        return detect(configuredDirectory: configuredDirectory, mounts: current.mounts, membership: current.membership)
+        return detect(configuredDirectory: configuredDirectory, instance: instance, mounts: current.mounts, membership: current.membership)
     }
 
-    /// ``detect(configuredDirectory:)`` for the given tables.
-    public static func detect(configuredDirectory: String?, mounts: [CgroupMount], membership: CgroupMembership) -> FreezerDetection {
+    /// ``detect(configuredDirectory:instance:)`` for the given tables.
+    public static func detect(configuredDirectory: String?, instance: String, mounts: [CgroupMount],
+                              membership: CgroupMembership) -> FreezerDetection {
         if let configuredDirectory { return configured(configuredDirectory, mounts: mounts) }
         var reasons: [String] = []
         let unifiedMount = membership.unified.flatMap { path in mounts.first { $0.version == .v2 && $0.directory(of: path) != nil } }
-        var machineHasV2Freezer = false
         if let unifiedMount, let path = membership.unified, let own = unifiedMount.directory(of: path) {
             switch delegated(own, cgroupPath: path, mount: unifiedMount) {
             case .success(let freezer): return .available(freezer)
-            case .failure(let problem):
-                reasons.append("cgroup v2: \(problem.reason)")
-                machineHasV2Freezer = problem.kernelFreezes
+            case .failure(let problem): reasons.append("cgroup v2: \(problem.reason)")
             }
         } else {
             reasons.append(mounts.contains { $0.version == .v2 } ? "cgroup v2: voipd's cgroup is not in the mounted v2 hierarchy"
                                                                  : "cgroup v2: no cgroup2 file system is mounted")
         }
-        if machineHasV2Freezer {
-            reasons.append("cgroup v1: not used where cgroup v2 can freeze")
-        } else {
-            switch legacy(mounts: mounts, membership: membership) {
-            case .success(let freezer): return .available(freezer)
-            case .failure(let problem): reasons.append("cgroup v1: \(problem.reason)")
-            }
+        switch legacy(instance: instance, mounts: mounts, membership: membership) {
+        case .success(let freezer): return .available(freezer)
+        case .failure(let problem): reasons.append("cgroup v1: \(problem.reason)")
         }
         return .unavailable(reason: reasons.joined(separator: "; "))
     }
 
+    /// The name of an instance's directory under `voipd` in the v1 freezer hierarchy: its
+    /// control socket's path escaped as systemd escapes paths in unit names
+    /// (`/run/voipd.sock` → `run-voipd.sock`), so that it is one path component and tells
+    /// whose it is.
+    public static func instanceName(forSocket socketPath: String) -> String {
+        let trimmed = socketPath.split(separator: "/", omittingEmptySubsequences: true)
+        guard !trimmed.isEmpty else { return "-" }
+        var name = ""
+        for (index, component) in trimmed.enumerated() {
+            if index > 0 { name += "-" }
+            for (offset, byte) in component.utf8.enumerated() {
+                let plain = (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || (byte == UInt8(ascii: ".") && !(index == 0 && offset == 0))
+                name += plain ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16).leftPadded(to: 2)
+            }
+        }
+        return name
+    }
+
     private struct Problem: Error {
         var reason: String
-        /// Whether the kernel's v2 hierarchy can freeze, though voipd may not use it.
-        var kernelFreezes = false
     }
 
     private static func configured(_ path: String, mounts: [CgroupMount]) -> FreezerDetection {
@@ -176,25 +190,52 @@ extension CgroupFreezer {
         var info = stat()
         let ownedAsUser = geteuid() != 0 && stat(directory, &info) == 0 && info.st_uid == geteuid()
         guard markedDelegated || ownedAsUser else {
-            return .failure(Problem(reason: "voipd's cgroup \(cgroupPath) (\(directory)) is not delegated to it: run voipd under systemd with Delegate=yes, or name a directory with cgroupDirectory",
-                                    kernelFreezes: true))
+            return .failure(Problem(reason: "voipd's cgroup \(cgroupPath) (\(directory)) is not delegated to it: run voipd under systemd with Delegate=yes, or name a directory with cgroupDirectory"))
         }
         guard access(directory, W_OK) == 0 else {
-            return .failure(Problem(reason: "voipd's cgroup \(directory) is delegated but not writable: \(Errno.current("access"))", kernelFreezes: true))
+            return .failure(Problem(reason: "voipd's cgroup \(directory) is delegated but not writable: \(Errno.current("access"))"))
         }
         return .success(CgroupFreezer(version: .v2, directory: directory, origin: .delegated))
     }
 
-    private static func legacy(mounts: [CgroupMount], membership: CgroupMembership) -> Result<CgroupFreezer, Problem> {
+    private static func legacy(instance: String, mounts: [CgroupMount], membership: CgroupMembership) -> Result<CgroupFreezer, Problem> {
         guard let path = membership.legacy["freezer"] else { return .failure(Problem(reason: "no freezer hierarchy")) }
         guard let mount = mounts.first(where: { $0.isV1Freezer && $0.directory(of: path) != nil }), let own = mount.directory(of: path) else {
             return .failure(Problem(reason: "the freezer hierarchy is not mounted here"))
         }
-        let directory = joinPath(own, "voipd")
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            return .failure(Problem(reason: "\(Errno.current("mkdir(\(directory))"))"))
+        guard !instance.isEmpty, !instance.contains("/"), instance != ".", instance != ".." else {
+            return .failure(Problem(reason: "instance name \"\(instance)\" is not a path component"))
+        }
+        var directory = own
+        for component in ["voipd", instance] {
+            directory = joinPath(directory, component)
+            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                return .failure(Problem(reason: "\(Errno.current("mkdir(\(directory))"))"))
+            }
+        }
+        // Usable: a cgroup of the hierarchy (not a directory of something mounted over it) that
+        // voipd may write; the app cgroups under it inherit the files checked here.
+        guard access(joinPath(directory, "freezer.state"), F_OK) == 0 else {
+            return .failure(Problem(reason: "\(directory) has no freezer.state"))
+        }
+        guard access(joinPath(directory, "cgroup.procs"), W_OK) == 0 else {
+            return .failure(Problem(reason: "\(directory): \(Errno.current("no write access to cgroup.procs"))"))
         }
         return .success(CgroupFreezer(version: .v1, directory: directory, origin: .legacyHierarchy))
+    }
+
+    /// What a voipd stopping for good leaves of the directory ``detect(configuredDirectory:instance:)``
+    /// made in the v1 hierarchy: nothing once its apps' cgroups are empty. An app cgroup
+    /// with processes (an app left running for the next voipd) stays, and with it the
+    /// directory, as does `voipd` while another instance uses it. Nothing is removed from a
+    /// configured or delegated directory. (An app's cgroup is removed as its process ends;
+    /// one whose last task was still leaving then is empty by now.)
+    public func removeInstanceDirectory() {
+        guard origin == .legacyHierarchy else { return }
+        // rmdir refuses a cgroup that has tasks or children (EBUSY, ENOTEMPTY): only empty
+        // ones go, and whatever stays is what should.
+        for app in (try? appsWithCgroups()) ?? [] { rmdir(joinPath(directory, Self.cgroupName(forApp: app))) }
+        if rmdir(directory) == 0 { rmdir(parentPath(directory)) }
     }
 }
 
@@ -212,4 +253,17 @@ func resolvedPath(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     guard realpath(path, &buffer) != nil else { return nil }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The directory holding `path` (an absolute path of a directory under another).
+func parentPath(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+    return String(path[..<slash])
+}
+
+extension String {
+    /// The string with `0`s in front, to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

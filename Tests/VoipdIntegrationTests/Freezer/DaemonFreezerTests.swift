@@ -1,3 +1,4 @@
+import CVoipd
 import Glibc
 import Testing
 import VoipClient
@@ -77,6 +78,46 @@ struct DaemonFreezerTests {
             try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
             #expect(try harness.status("phone").suspension == nil)
         }
+    }
+
+    @Test("suspension auto where voipd's cgroup v2 is not delegated (a hybrid machine, voipd outside systemd): the cgroup v1 freezer, in a directory of this voipd's own, removed as voipd stops",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1) && ScratchCgroup.availableOrCI(.v2), "needs root, cgroup2 and a mounted cgroup v1 freezer hierarchy"))
+    func autoFallsBackToV1() throws {
+        let tables = try #require(CgroupTables.current())
+        if let unified = tables.membership.unified, let mount = tables.mounts.first(where: { $0.version == .v2 && $0.directory(of: unified) != nil }),
+           let own = mount.directory(of: unified), getxattr(own, "user.delegate", nil, 0) > 0 {
+            // Under systemd with Delegate=yes the delegated cgroup comes first, as it should.
+            print("skipped: this test runs in a delegated cgroup v2 cgroup (\(own))")
+            return
+        }
+        let freezerPath = try #require(tables.membership.legacy["freezer"])
+        let own = try #require(tables.mounts.first { $0.isV1Freezer && $0.directory(of: freezerPath) != nil }?.directory(of: freezerPath))
+        let directory = try makeTemporaryDirectory("voipd-freezer-config")
+        defer { removeTree(directory) }
+        let harness = try DaemonHarness(arguments: ["--config", try Self.configuration(#"{"suspension": "auto"}"#, in: directory, named: "auto.json")])
+        let instance = own + "/voipd/" + CgroupFreezer.instanceName(forSocket: harness.socketPath)
+        let cgroup = instance + "/app-phone"
+        defer {
+            harness.stop()
+            #expect(access(instance, F_OK) != 0, "voipd's directory \(instance) is left behind")
+        }
+        #expect(harness.log.contains("cgroup v1 freezer in \(instance) (legacyHierarchy)"), "\(harness.log)")
+
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        #expect(try harness.status("phone").suspension == "cgroup v1 freezer")
+        try harness.suspend(app)
+        #expect(Self.frozen(cgroup, .v1))
+        #expect(processState(app.pid) == "D", "frozen by v1's freezer, not stopped")
+
+        try remote.write("INVITE")
+        _ = try app.expectEvent(.voipSocketReadable)
+        #expect(try app.expectRead("sip") == .data("INVITE"))
+        try harness.waitForState("phone", .suspended)
+        #expect(Self.frozen(cgroup, .v1))
+
+        try harness.control.command(.kill, "phone")
+        try harness.waitForState("phone", .terminated)
+        try waitUntil("the app's cgroup is removed") { access(cgroup, F_OK) != 0 }
     }
 
     @Test("a frozen app killed from outside ends; data relaunches it into its app's cgroup, with its socket and the data, and it is frozen again",

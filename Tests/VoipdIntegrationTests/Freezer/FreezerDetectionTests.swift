@@ -68,37 +68,60 @@ struct FreezerDetectionTests {
 
     @Test("nothing mounted: a reason for each version; the configured directory must be in a hierarchy")
     func nothingMounted() {
-        let none = CgroupFreezer.detect(configuredDirectory: nil, mounts: [], membership: CgroupMembership())
+        let none = CgroupFreezer.detect(configuredDirectory: nil, instance: "voipd", mounts: [], membership: CgroupMembership())
         #expect(none == .unavailable(reason: "cgroup v2: no cgroup2 file system is mounted; cgroup v1: no freezer hierarchy"))
-        guard case .unavailable(let reason) = CgroupFreezer.detect(configuredDirectory: "/tmp", mounts: CgroupTables.mounts(mountInfo: Self.hybrid),
+        guard case .unavailable(let reason) = CgroupFreezer.detect(configuredDirectory: "/tmp", instance: "voipd", mounts: CgroupTables.mounts(mountInfo: Self.hybrid),
                                                                     membership: CgroupMembership()) else {
             Issue.record("/tmp taken as a cgroup directory")
             return
         }
         #expect(reason == "cgroupDirectory /tmp is neither in the cgroup v2 hierarchy nor in cgroup v1's freezer hierarchy")
-        #expect(CgroupFreezer.detect(configuredDirectory: "relative", mounts: [], membership: CgroupMembership())
+        #expect(CgroupFreezer.detect(configuredDirectory: "relative", instance: "voipd", mounts: [], membership: CgroupMembership())
                 == .unavailable(reason: "cgroupDirectory relative is not an absolute path"))
     }
 
-    @Test("the v2 cgroup voipd is in is used when systemd marked it delegated (user.delegate), and not otherwise; v1 is then not used either",
-          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    @Test("the v2 cgroup voipd is in is used when systemd marked it delegated (user.delegate); otherwise the v1 freezer hierarchy, in a directory of the instance's own, and SIGSTOP without either",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2) && ScratchCgroup.availableOrCI(.v1), "needs root, cgroup2 and a cgroup v1 freezer mount"))
     func delegation() throws {
         let scratch = try ScratchCgroup(.v2)
-        defer { #expect(scratch.tearDown() == []) }
+        let legacy = try ScratchCgroup(.v1)
+        defer {
+            #expect(scratch.tearDown() == [])
+            #expect(legacy.tearDown() == [])
+        }
         let mounts = CgroupTables.current()!.mounts
-        // As if voipd ran in the scratch cgroup (as a unit's main process runs in the unit's).
-        let membership = CgroupMembership(unified: scratch.cgroupPath(of: scratch.path), legacy: ["freezer": "/"])
-        guard case .unavailable(let reason) = CgroupFreezer.detect(configuredDirectory: nil, mounts: mounts, membership: membership) else {
+        // As if voipd ran in the scratch cgroups (as a unit's main process runs in the unit's).
+        let membership = CgroupMembership(unified: scratch.cgroupPath(of: scratch.path), legacy: ["freezer": legacy.cgroupPath(of: legacy.path)])
+        let instance = CgroupFreezer.instanceName(forSocket: "/run/voipd.sock")
+        #expect(instance == "run-voipd.sock")
+        #expect(CgroupFreezer.detect(configuredDirectory: nil, instance: instance, mounts: mounts, membership: membership)
+                == .available(CgroupFreezer(version: .v1, directory: legacy.path + "/voipd/run-voipd.sock", origin: .legacyHierarchy)),
+                "a v2 cgroup not delegated is not used; the v1 freezer is")
+        var info = stat()
+        #expect(stat(legacy.path + "/voipd/run-voipd.sock/freezer.state", &info) == 0, "a cgroup of the freezer hierarchy")
+
+        // Without a v1 freezer hierarchy: SIGSTOP, and why.
+        let v2Only = mounts.filter { !$0.isV1Freezer }
+        guard case .unavailable(let reason) = CgroupFreezer.detect(configuredDirectory: nil, instance: instance, mounts: v2Only, membership: membership) else {
             Issue.record("a cgroup not delegated was used")
             return
         }
         #expect(reason.hasPrefix("cgroup v2: voipd's cgroup \(membership.unified!) (\(scratch.path)) is not delegated to it"), "\(reason)")
-        #expect(reason.hasSuffix("; cgroup v1: not used where cgroup v2 can freeze"), "\(reason)")
+        #expect(reason.hasSuffix("; cgroup v1: the freezer hierarchy is not mounted here"), "\(reason)")
 
-        // What systemd (>= 252) does for Delegate=yes.
+        // What systemd (>= 252) does for Delegate=yes: the delegated v2 cgroup comes first.
         try #require(setxattr(scratch.path, "user.delegate", "1", 1, 0) == 0, "\(Errno.current("setxattr"))")
-        #expect(CgroupFreezer.detect(configuredDirectory: nil, mounts: mounts, membership: membership)
+        #expect(CgroupFreezer.detect(configuredDirectory: nil, instance: instance, mounts: mounts, membership: membership)
                 == .available(CgroupFreezer(version: .v2, directory: scratch.path, origin: .delegated)))
+    }
+
+    @Test("instance names: a control socket's path as one path component, escaped as systemd escapes paths")
+    func instanceNames() {
+        #expect(CgroupFreezer.instanceName(forSocket: "/run/voipd.sock") == "run-voipd.sock")
+        #expect(CgroupFreezer.instanceName(forSocket: "/tmp/voipd-test.AbC/voipd.sock") == "tmp-voipd\\x2dtest.AbC-voipd.sock")
+        #expect(CgroupFreezer.instanceName(forSocket: "//a//.b c/") == "a-.b\\x20c")
+        #expect(CgroupFreezer.instanceName(forSocket: "/") == "-")
+        #expect(!CgroupFreezer.instanceName(forSocket: "/x/../y").contains("/"))
     }
 
     @Test("a configured directory is made if missing, in whichever hierarchy holds it",
@@ -108,7 +131,7 @@ struct FreezerDetectionTests {
             let scratch = try ScratchCgroup(version)
             defer { #expect(scratch.tearDown() == []) }
             let directory = scratch.path + "/voipd"
-            #expect(CgroupFreezer.detect(configuredDirectory: directory) == .available(CgroupFreezer(version: version, directory: directory, origin: .configured)))
+            #expect(CgroupFreezer.detect(configuredDirectory: directory, instance: "voipd") == .available(CgroupFreezer(version: version, directory: directory, origin: .configured)))
             var info = stat()
             #expect(stat(directory, &info) == 0 && info.st_mode & 0o777 == 0o755)
         }
@@ -117,8 +140,11 @@ struct FreezerDetectionTests {
     @Test("this machine: the backend found (or why none), as voipd's status will say it")
     func thisMachine() {
         // Whatever the machine, an answer with a reason; printed for the record.
-        switch CgroupFreezer.detect() {
-        case .available(let freezer): print("freezer: \(freezer)")
+        switch CgroupFreezer.detect(instance: "voipd-tests-\(getpid())") {
+        case .available(let freezer):
+            print("freezer: \(freezer)")
+            // Not left behind in the machine's hierarchy.
+            freezer.removeInstanceDirectory()
         case .unavailable(let reason): #expect(!reason.isEmpty); print("no freezer: \(reason)")
         }
     }

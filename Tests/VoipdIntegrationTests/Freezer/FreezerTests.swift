@@ -39,8 +39,8 @@ struct FreezerTests {
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
         let binary = try ProcessTreeProgram.build(in: build)
-        guard case .available(let freezer) = CgroupFreezer.detect(configuredDirectory: scratch.path) else {
-            Issue.record("\(scratch.path) not taken as a cgroup directory: \(CgroupFreezer.detect(configuredDirectory: scratch.path))")
+        guard case .available(let freezer) = CgroupFreezer.detect(configuredDirectory: scratch.path, instance: "voipd") else {
+            Issue.record("\(scratch.path) not taken as a cgroup directory: \(CgroupFreezer.detect(configuredDirectory: scratch.path, instance: "voipd"))")
             return
         }
         #expect(freezer.version == version && freezer.origin == .configured)
