@@ -106,6 +106,8 @@ extension AppLifecycle {
         turn.emit(.cancelTimer(.reclaim))
         turn.emit(.cancelTimer(.hibernate))
         turn.emit(.startTimer(.wakeBudget, after: timings.wakeBudget))
+        // A process taken back suspended has not connected since (it could not): it may now.
+        if running.link == .awaiting { turn.emit(.startTimer(.connect, after: timings.connectTimeout)) }
         let budget = timings.resumedTaskBudget
         startTaskBudgetTimers(budget, &turn)
         enter(.background(taskBudgetDeadline: turn.now + budget, wakeUnhandled: true), reason, &turn)

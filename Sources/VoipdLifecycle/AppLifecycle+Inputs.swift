@@ -6,6 +6,7 @@ extension AppLifecycle {
         switch input {
         case .launched(let inBackground, let reason): launched(inBackground: inBackground, reason: reason, &turn)
         case .launchFailed(let message): launchFailed(message, &turn)
+        case .takenBackSuspended(let reason): takenBackSuspended(reason: reason, &turn)
         case .connected: connected(&turn)
         case .disconnected: disconnected(&turn)
         case .foregroundRequested: foregroundRequested(&turn)
@@ -55,6 +56,19 @@ extension AppLifecycle {
             startTaskBudgetTimers(timings.resumedTaskBudget, &turn)
             turn.emit(.startTimer(.wakeBudget, after: timings.wakeBudget))
         }
+    }
+
+    /// Suspended as it was found: its sockets armed, the timers of a suspension started; not
+    /// a launch (no launch is counted). A process that speaks the protocol is expected to
+    /// connect once woken (``wake(reason:_:)`` starts the wait for it).
+    private mutating func takenBackSuspended(reason: String, _ turn: inout Turn) {
+        guard !phase.isAlive else { return turn.reject("already running") }
+        cancelAllTimers(&turn)
+        let outbox = dormant.outbox
+        let link: Link = expectsConnection ? .awaiting : .none
+        enter(.running(Running(phase: .suspended, goal: .background, link: link, outbox: outbox)), reason, &turn)
+        turn.emit(.armSockets)
+        startSuspensionTimers(&turn)
     }
 
     private mutating func launchFailed(_ message: String, _ turn: inout Turn) {
@@ -123,6 +137,12 @@ extension AppLifecycle {
         // What the app read between the stop's decision and the stop is seen only now.
         turn.emit(.armSockets)
         enter(.suspended, reason, &turn)
+        startSuspensionTimers(&turn)
+    }
+
+    /// What a suspension starts: the reclaim of a locked screen, and the timers of the reclaim
+    /// and hibernation that a long suspension brings.
+    private mutating func startSuspensionTimers(_ turn: inout Turn) {
         if locked { turn.emit(.reclaimSockets(reason: "screen locked")) }
         if let after = timings.reclaimAfterSuspension { turn.emit(.startTimer(.reclaim, after: after)) }
         if let after = timings.hibernateAfterSuspension { turn.emit(.startTimer(.hibernate, after: after)) }

@@ -40,6 +40,10 @@ public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable, Codable {
 public enum LifecycleInput: Equatable, Sendable {
     /// The process was started (by `voipctl launch`, a relaunch, or adopted on connect).
     case launched(inBackground: Bool, reason: String)
+    /// A process an earlier voipd started and left suspended (frozen by the cgroup freezer)
+    /// is supervised again as it is, without running it: voipd holds its VoIP sockets, and
+    /// they wake it. It connects again once woken.
+    case takenBackSuspended(reason: String)
     /// The process could not be started.
     case launchFailed(String)
     /// The app identified itself on a control connection.

@@ -17,6 +17,9 @@ final class AppTable {
     /// derived from their lifecycles after each batch of actions (`Daemon.noteStopAwaited(_:)`),
     /// never kept apart from them.
     var stopsAwaited: Set<AppID> = []
+    /// Those of ``stopsAwaited`` whose stop the kernel reports (SIGCHLD): voipd's children
+    /// stopped with SIGSTOP. Stop reports are on while there is one.
+    var reportedStopsAwaited: Set<AppID> = []
 
     subscript(id: AppID) -> AppRecord? {
         get { records[id] }

@@ -208,9 +208,10 @@ extension Daemon {
 
     /// SIGCHLD: one of voipd's children stopped, continued or ended. Only the stops voipd
     /// waits for matter (ends come through the pidfds); signals coalesce, so every awaited
-    /// stop is checked, by its pidfd, instead of sweeping all the children (O(apps)).
+    /// stop the kernel reports is checked, by its pidfd, instead of sweeping all the
+    /// children (O(apps)). Freezes and other stops are looked at on their own schedule.
     func childStateChanged() {
-        for name in apps.stopsAwaited {
+        for name in apps.reportedStopsAwaited {
             if let app = apps[name] { checkStop(app) }
         }
     }

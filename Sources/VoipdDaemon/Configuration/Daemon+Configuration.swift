@@ -227,7 +227,8 @@ extension Daemon {
             let leadsGroup = recorded?.leadsGroup(app: name, pidfd) ?? false
             let frozenIn = recorded?.cgroup(app: name, pidfd)
             let process = AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup)
-            // Frozen by the freezer, maybe: thawed in its cgroup whatever this voipd's configuration.
+            // Frozen by the freezer, maybe: kept frozen, or thawed, in its cgroup whatever this
+            // voipd's configuration (adoptSurvivor).
             if let frozenIn { process.cgroup = openCgroup(frozenIn.path, version: frozenIn.version, holding: process.pid, of: name) }
             adoptSurvivor(process, of: app, inBackground: true)
         }

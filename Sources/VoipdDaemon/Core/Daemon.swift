@@ -54,10 +54,12 @@ public final class Daemon {
     var transfers: TransferHost?
     var running = true
     let notifier: ServiceNotifier
-    /// Whether the kernel reports children's stops and continues with SIGCHLD. Off
-    /// (SA_NOCLDSTOP) while no stop is awaited: a woken child would otherwise signal voipd
-    /// as it first runs, and voipd, woken, could take the CPU from it before it reads its
-    /// socket.
+    /// Whether the kernel reports children's stops and continues with SIGCHLD. On only while
+    /// the stop of a child voipd stopped with SIGSTOP is awaited (``AppTable/reportedStopsAwaited``),
+    /// the one stop a report confirms: a woken child would otherwise signal voipd as it first
+    /// runs, and voipd, woken, could take the CPU from it before it reads its socket. A
+    /// freeze is confirmed by the cgroup's state and a stop of another process by /proc,
+    /// so neither turns reports on.
     private(set) var reportingStops = false {
         didSet {
             guard reportingStops != oldValue else { return }
@@ -153,6 +155,7 @@ public final class Daemon {
         takeBackProcesses(activated, recorded: recorded)
         if let recorded { takeBackRecordedApps(recorded) }
         takeBack(activated)
+        keepOrThawFrozenSurvivors()
         releaseUnclaimedCgroups()
         setUpTransfers()
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
@@ -321,14 +324,18 @@ public final class Daemon {
     func noteStopAwaited(_ app: AppRecord) {
         if app.lifecycle.phase == .suspending {
             apps.stopsAwaited.insert(app.id)
-            reportingStops = true
+            if app.process?.stopsAreReported == true {
+                apps.reportedStopsAwaited.insert(app.id)
+                reportingStops = true
+            }
             return
         }
         if apps.stopsAwaited.remove(app.id) != nil {
             timers.cancel(.stopCheck(app.id))
             if let process = app.process { stopAwaitingFreeze(of: process) }
         }
-        if apps.stopsAwaited.isEmpty { reportingStops = false }
+        apps.reportedStopsAwaited.remove(app.id)
+        if apps.reportedStopsAwaited.isEmpty { reportingStops = false }
     }
 
     /// Queues an input raised while performing actions.
@@ -401,7 +408,7 @@ public final class Daemon {
         // the next one what it needs to continue it.
         saveStateUnlessRecorded(process)
         // Reports on before the signal: a stop that comes at once must be reported.
-        reportingStops = true
+        if process.stopsAreReported { reportingStops = true }
         do {
             try suspender.suspend(process)
         } catch {

@@ -226,8 +226,8 @@ extension Daemon {
         case .signal:
             break
         case .cgroup(let path, let version):
-            // Frozen there, maybe: thawed there (adoptSurvivor), even by a voipd configured
-            // for signals or another directory, and frozen there again while it lives.
+            // Frozen there, maybe: kept frozen or thawed there (adoptSurvivor), even by a voipd
+            // configured for signals or another directory, and frozen there while it lives.
             process.cgroup = openCgroup(path, version: version, holding: pid, of: name)
             if process.cgroup == nil { log.info("\(name): pid \(pid) is no longer in its recorded cgroup \(path)") }
         }
@@ -236,7 +236,8 @@ extension Daemon {
 
     /// Supervises again a process an earlier voipd supervised (found in the service
     /// manager's store or the state file): watched for its end, resumed if it was left
-    /// stopped, and launched in the lifecycle's eyes, to connect again.
+    /// stopped, and launched in the lifecycle's eyes, to connect again. One left frozen in
+    /// its cgroup waits for ``keepOrThawFrozenSurvivors()``, once the held sockets are back.
     func adoptSurvivor(_ process: AppProcess, of app: AppRecord, inBackground: Bool) {
         do {
             try watch(process, of: app)
@@ -245,6 +246,36 @@ extension Daemon {
         }
         app.process = process
         attachCgroup(to: process, of: app)
+        if process.cgroup != nil && suspender.isStopped(process) {
+            // Frozen: left so, and not run, until voipd knows whether it can wake it.
+            persistence.frozenSurvivors.append(app.id)
+            return
+        }
+        resumeSurvivor(process, of: app, inBackground: inBackground)
+    }
+
+    /// After every process and held socket was taken back at start: a survivor left frozen
+    /// stays frozen, suspended in the lifecycle's eyes, when voipd holds VoIP sockets of its
+    /// app to wake it by (its tasks never run across voipd's restart: it is woken by data,
+    /// and connects again then); one with none would sleep for ever, and is thawed as any
+    /// stopped survivor is.
+    func keepOrThawFrozenSurvivors() {
+        let found = persistence.frozenSurvivors
+        persistence.frozenSurvivors = []
+        for id in found {
+            guard let app = apps[id], let process = app.process, let box = process.cgroup else { continue }
+            let held = registry.count(of: app.id)
+            guard held > 0 else {
+                resumeSurvivor(process, of: app, inBackground: true)
+                continue
+            }
+            log.notice("\(app.name): pid \(process.pid) still running from before voipd started, frozen in \(box.cgroup.path): kept frozen; its \(held) held sockets wake it")
+            feed(app, .takenBackSuspended(reason: "found frozen when voipd started"))
+        }
+    }
+
+    /// Resumes a survivor found stopped, and tells the lifecycle it was launched.
+    private func resumeSurvivor(_ process: AppProcess, of app: AppRecord, inBackground: Bool) {
         // Only a process really stopped is continued ('t', a debugger's stop, is not ours).
         // voipd stops only apps in the background: one found stopped was there.
         let wasStopped = suspender.isStopped(process)

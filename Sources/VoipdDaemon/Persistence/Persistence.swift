@@ -25,6 +25,9 @@ final class Persistence {
     /// and request that asked).
     var pendingUpgrade: PendingReply?
     var upgradeBySignal = false
+    /// At start: apps whose process an earlier voipd left frozen, until voipd decides, once
+    /// every held socket is back, to keep each frozen or thaw it (``Daemon/keepOrThawFrozenSurvivors()``).
+    var frozenSurvivors: [AppID] = []
 
     init(arguments: [String], state: State) {
         self.arguments = arguments

@@ -146,35 +146,13 @@ struct DaemonFreezerTests {
         }
     }
 
-    /// A program with a thread that spends nearly all its time in the kernel, populating
-    /// 256 MiB of fresh memory in one `madvise(MADV_POPULATE_WRITE)` (Linux 5.14) after
-    /// another: a freezer's fake signal does not interrupt it, so the thread freezes only as
-    /// it returns, tens of milliseconds after voipd asked.
-    static let slowToFreeze = """
-        import ctypes, threading, time
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        size = 256 << 20
-        def populate():
-            while True:
-                region = libc.mmap(None, size, 3, 0x22, -1, 0)
-                if libc.madvise(region, size, 23) != 0: raise SystemExit("madvise: errno %d" % ctypes.get_errno())
-                libc.munmap(region, size)
-        threading.Thread(target=populate, daemon=True).start()
-        print("populating", flush=True)
-        while True: time.sleep(100)
-        """
-
     @Test("a freeze the kernel completes only after voipd's re-reads (a thread inside a long madvise) is confirmed by cgroup.events' EPOLLPRI in voipd's loop",
-          .enabled(if: ScratchCgroup.availableOrCI(.v2) && (toolExists("/usr/bin/python3") || runningUnderCI), "needs root, a cgroup2 mount and python3"))
+          .enabled(if: ScratchCgroup.availableOrCI(.v2) && (toolExists(SlowToFreeze.python) || runningUnderCI), "needs root, a cgroup2 mount and python3"))
     func slowFreezeConfirmedByNotification() throws {
         try Self.withFreezerDaemon(.v2) { harness, scratch, directory in
             let output = directory + "/populate.out"
             let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
-            _ = try harness.control.launch(["/usr/bin/python3", "-c", Self.slowToFreeze], name: "populate", speaksProtocol: false, output: file.rawValue)
+            _ = try harness.control.launch(SlowToFreeze.command(), name: "populate", speaksProtocol: false, output: file.rawValue)
             try waitForText("populating", in: output)
             let cgroup = scratch.path + "/voipd/app-populate"
 
@@ -212,9 +190,21 @@ struct DaemonFreezerTests {
         return path
     }
 
-    @Test("voipd killed while an app is frozen: the next voipd finds the app in its cgroup, thaws it, suspends it again by the freezer, and thaws it when it stops",
-          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
-    func crashWithFrozenApp() throws {
+    /// A voipd of a `ServiceRig`'s with the freezer in a scratch cgroup v2 directory, and its
+    /// app `phone` launched with a held socket `sip` (in the service manager's store) and frozen.
+    struct FrozenApp {
+        let voipd: TestProcess
+        let app: TestAppHandle
+        let remote: PeerConnection
+        /// The app's cgroup.
+        let cgroup: String
+        /// voipd's arguments besides the rig's (its configuration).
+        let arguments: [String]
+    }
+
+    /// Runs `body` with a rig and its ``FrozenApp``; everything is torn down after it, voipd's log is shown
+    /// if it throws, and the test fails if a cgroup is left behind.
+    static func withFrozenApp(_ body: (ServiceRig, FrozenApp) throws -> Void) throws {
         let scratch = try ScratchCgroup(.v2)
         let rig = try ServiceRig()
         defer {
@@ -222,81 +212,112 @@ struct DaemonFreezerTests {
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
         do {
-            try crashWithFrozenApp(rig, scratch)
+            let arguments = ["--config", try freezerConfiguration(in: rig.directory, scratch)]
+            let peer = try TCPPeer()
+            let voipd = try RestartRecoveryTests.start(rig, arguments: arguments)
+            let (control, follower) = try RestartRecoveryTests.controls(rig)
+            let (app, remotes) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
+            try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
+            try RestartRecoveryTests.suspend("phone", control, follower)
+            let cgroup = scratch.path + "/voipd/app-phone"
+            try waitUntil("the app's cgroup is frozen") { frozen(cgroup) }
+            try body(rig, FrozenApp(voipd: voipd, app: app, remote: remotes["sip"]!, cgroup: cgroup, arguments: arguments))
         } catch {
             Issue.record("voipd's log ends:\n\(rig.log.split(separator: "\n").suffix(40).joined(separator: "\n"))")
             throw error
         }
     }
 
-    private func crashWithFrozenApp(_ rig: ServiceRig, _ scratch: ScratchCgroup) throws {
-        let extra = ["--config", try Self.freezerConfiguration(in: rig.directory, scratch)]
-        let peer = try TCPPeer()
-        let first = try RestartRecoveryTests.start(rig, arguments: extra)
-        let (control, follower) = try RestartRecoveryTests.controls(rig)
-        let (app, remotes) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
-        try RestartRecoveryTests.suspend("phone", control, follower)
-        let cgroup = scratch.path + "/voipd/app-phone"
-        try waitUntil("the app's cgroup is frozen") { Self.frozen(cgroup) }
+    @Test("voipd killed while an app is frozen: the next voipd, with the state file alone (no copy of the app's socket), finds the app in its cgroup, thaws it, suspends it again by the freezer, and thaws it when it stops",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func crashWithFrozenApp() throws {
+        try Self.withFrozenApp { rig, frozen in
+            let (app, cgroup) = (frozen.app, frozen.cgroup)
+            // voipd dies: nothing thaws the app, and data arrives for it meanwhile.
+            try RestartRecoveryTests.crash(frozen.voipd)
+            #expect(Self.frozen(cgroup), "left frozen by the crash")
+            try frozen.remote.write("INVITE while voipd was away")
 
-        // voipd dies: nothing thaws the app, and data arrives for it meanwhile.
-        try RestartRecoveryTests.crash(first)
-        #expect(Self.frozen(cgroup), "left frozen by the crash")
-        try remotes["sip"]!.write("INVITE while voipd was away")
+            let second = try RestartRecoveryTests.start(rig, arguments: frozen.arguments)
+            #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+            try app.expect(.disconnected)
+            let back = try app.expect(\.reconnection)
+            #expect(back.pid == app.pid, "the same process, not a relaunch")
+            #expect(try app.expectRead("sip") == .data("INVITE while voipd was away"))
+            let (control, follower) = try RestartRecoveryTests.controls(rig)
+            #expect(try control.app("phone").suspension == "cgroup v2 freezer")
+            // Back in the background, frozen by the new voipd.
+            try control.waitUntil("phone", is: .suspended, follower: follower)
+            try waitUntil("the app's cgroup is frozen by the new voipd") { Self.frozen(cgroup) }
 
-        let second = try RestartRecoveryTests.start(rig, arguments: extra)
-        #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
-        try app.expect(.disconnected)
-        let back = try app.expect(\.reconnection)
-        #expect(back.pid == app.pid, "the same process, not a relaunch")
-        #expect(try app.expectRead("sip") == .data("INVITE while voipd was away"))
-        let (control2, follower2) = try RestartRecoveryTests.controls(rig)
-        #expect(try control2.app("phone").suspension == "cgroup v2 freezer")
-        // Back in the background, frozen by the new voipd.
-        try control2.waitUntil("phone", is: .suspended, follower: follower2)
-        try waitUntil("the app's cgroup is frozen by the new voipd") { Self.frozen(cgroup) }
-
-        // Stopping, voipd thaws every app it froze: none is left frozen with no one to thaw it.
-        #expect(try rig.terminate(second) == .exited(0))
-        #expect(!Self.frozen(cgroup))
+            // Stopping, voipd thaws every app it froze: none is left frozen with no one to thaw it.
+            #expect(try rig.terminate(second) == .exited(0))
+            #expect(!Self.frozen(cgroup))
+        }
     }
 
-    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there (found by the state file alone, or by the fd store); it keeps its cgroup; nothing stays frozen",
+    @Test("voipd killed while an app is frozen, its held socket in the service manager's store: the next voipd keeps the app frozen (none of its threads runs across the restart), and data wakes it then; it connects again, reads, and is frozen again",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
+    func restartKeepsFrozenApp() throws {
+        try Self.withFrozenApp { rig, frozen in
+            let (app, cgroup) = (frozen.app, frozen.cgroup)
+            try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
+            let ranBefore = cpuNanoseconds(ofCgroup: cgroup)
+
+            try RestartRecoveryTests.crash(frozen.voipd)
+            let second = try RestartRecoveryTests.start(rig, passing: rig.manager.store.map { ($0.name, $0.descriptor.rawValue) },
+                                                        arguments: frozen.arguments)
+            #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started, frozen in \(cgroup): kept frozen; its 1 held sockets wake it"),
+                    "\(rig.log)")
+            let (control, follower) = try RestartRecoveryTests.controls(rig)
+            let status = try control.app("phone")
+            #expect(status.state == .suspended && status.suspension == "cgroup v2 freezer" && status.pid == app.pid)
+            #expect(Self.frozen(cgroup), "never thawed")
+            #expect(cpuNanoseconds(ofCgroup: cgroup) == ranBefore, "a thread of the app ran across the restart")
+
+            // Data wakes it: it finds voipd gone, connects to the new one, and is told.
+            try frozen.remote.write("INVITE after the restart")
+            try app.expect(.disconnected)
+            #expect(try app.expect(\.reconnection).pid == app.pid, "the same process, not a relaunch")
+            #expect(try app.expectRead("sip") == .data("INVITE after the restart"))
+            try control.waitUntil("phone", is: .suspended, follower: follower)
+            try waitUntil("the app's cgroup is frozen again") { Self.frozen(cgroup) }
+            #expect(try control.app("phone").launches == 0, "taken back, never launched by this voipd")
+
+            #expect(try rig.terminate(second) == .exited(0))
+            #expect(!Self.frozen(cgroup), "thawed as voipd stops")
+        }
+    }
+
+    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there (found by the state file alone, or by the fd store without its socket); it keeps its cgroup; nothing stays frozen",
           .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"), arguments: [false, true])
     func restartForSignalsThawsByRecord(withStore: Bool) throws {
-        let scratch = try ScratchCgroup(.v2)
-        let rig = try ServiceRig()
-        defer {
-            rig.stop()
-            #expect(scratch.tearDown() == [], "cgroups left behind")
-        }
-        let peer = try TCPPeer()
-        let first = try RestartRecoveryTests.start(rig, arguments: ["--config", try Self.freezerConfiguration(in: rig.directory, scratch)])
-        let (control, follower) = try RestartRecoveryTests.controls(rig)
-        let (app, _) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
-        try RestartRecoveryTests.suspend("phone", control, follower)
-        let cgroup = scratch.path + "/voipd/app-phone"
-        #expect(Self.frozen(cgroup))
-        if withStore {
-            try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
-        }
-        try RestartRecoveryTests.crash(first)
+        try Self.withFrozenApp { rig, frozen in
+            let (app, cgroup) = (frozen.app, frozen.cgroup)
+            if withStore {
+                try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
+            }
+            try RestartRecoveryTests.crash(frozen.voipd)
 
-        // The new voipd has no freezer of its own: only the record says where the app is frozen.
-        let signals = try Self.configuration(#"{"suspension": "signal"}"#, in: rig.directory, named: "signals.json")
-        let stored = withStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
-        let second = try RestartRecoveryTests.start(rig, passing: stored, arguments: ["--config", signals])
-        #expect(rig.log.contains("suspension by SIGSTOP"), "\(rig.log)")
-        #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
-        #expect(!Self.frozen(cgroup), "thawed by the record")
-        try app.expect(.disconnected)
-        #expect(try app.expect(\.reconnection).pid == app.pid, "the same process")
-        let (control2, follower2) = try RestartRecoveryTests.controls(rig)
-        #expect(try control2.app("phone").suspension == "cgroup v2 freezer", "an app keeps the backend it was started with")
-        try control2.waitUntil("phone", is: .suspended, follower: follower2)
-        #expect(Self.frozen(cgroup), "frozen again in its cgroup")
-        #expect(try rig.terminate(second) == .exited(0))
-        #expect(!Self.frozen(cgroup), "thawed as voipd stops")
+            // The new voipd has no freezer of its own: only the record says where the app is
+            // frozen. The store's record and process only: with its socket back too the app
+            // would be kept frozen (restartKeepsFrozenApp), and this is about the thaw.
+            let signals = try Self.configuration(#"{"suspension": "signal"}"#, in: rig.directory, named: "signals.json")
+            let stored = withStore ? rig.manager.store.filter { $0.name.hasSuffix("/#process") || $0.name.hasSuffix("/#record") }
+                .map { ($0.name, $0.descriptor.rawValue) } : []
+            let second = try RestartRecoveryTests.start(rig, passing: stored, arguments: ["--config", signals])
+            #expect(rig.log.contains("suspension by SIGSTOP"), "\(rig.log)")
+            #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
+            #expect(!Self.frozen(cgroup), "thawed by the record")
+            try app.expect(.disconnected)
+            #expect(try app.expect(\.reconnection).pid == app.pid, "the same process")
+            let (control, follower) = try RestartRecoveryTests.controls(rig)
+            #expect(try control.app("phone").suspension == "cgroup v2 freezer", "an app keeps the backend it was started with")
+            try control.waitUntil("phone", is: .suspended, follower: follower)
+            #expect(Self.frozen(cgroup), "frozen again in its cgroup")
+            #expect(try rig.terminate(second) == .exited(0))
+            #expect(!Self.frozen(cgroup), "thawed as voipd stops")
+        }
     }
 
     @Test("suspension \"freezer\" where voipd cannot use it: voipd does not start, and says why")

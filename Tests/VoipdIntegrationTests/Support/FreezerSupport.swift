@@ -77,3 +77,13 @@ func runToEnd(_ arguments: [String], output: CInt? = nil, timeout: Duration = .s
     defer { process.stop() }
     return try process.waitForExit(timeout)
 }
+
+/// The CPU time every thread of a cgroup v2 cgroup has had, in nanoseconds: the sum of the
+/// first field of each thread's /proc schedstat, over `cgroup.threads` (every thread of every
+/// process in it). A frozen cgroup's stays the same: none of its tasks runs.
+func cpuNanoseconds(ofCgroup cgroup: String) -> UInt64 {
+    let threads = (ProcFS.read(cgroup + "/cgroup.threads") ?? "").split(separator: "\n")
+    return threads.reduce(0) { total, tid in
+        total + (ProcFS.read("/proc/\(tid)/schedstat")?.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
+    }
+}

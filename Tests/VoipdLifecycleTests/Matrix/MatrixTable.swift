@@ -34,6 +34,13 @@ enum LifecycleMatrix {
             active: .rejected, inactive: .rejected, background: .rejected,
             suspending: .rejected, suspended: .rejected,
             terminated: launched(from: .terminated, to: .background)),
+        // A process an earlier voipd left frozen, supervised again as it is: suspended, its
+        // sockets armed, no launch counted.
+        row(.takenBackSuspended(reason: "found frozen"),
+            notRunning: .to(.suspended, [.transition(.notRunning, .suspended), .arm, .start(.hibernate)]),
+            active: .rejected, inactive: .rejected, background: .rejected,
+            suspending: .rejected, suspended: .rejected,
+            terminated: .to(.suspended, [.transition(.terminated, .suspended), .arm, .start(.hibernate)])),
         // A process that is running was not the one that failed to start.
         row(.launchFailed("no such file"),
             notRunning: Cell.to(.terminated, [.transition(.notRunning, .terminated)]).recording(.launchFailed),

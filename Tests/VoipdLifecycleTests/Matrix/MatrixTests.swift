@@ -25,7 +25,7 @@ struct MatrixTests {
     func coverage() {
         let named = Set(LifecycleMatrix.rows.map { Self.caseName($0.input) })
         let all: Set<String> = [
-            "launched", "launchFailed", "connected", "disconnected", "foregroundRequested", "backgroundRequested",
+            "launched", "takenBackSuspended", "launchFailed", "connected", "disconnected", "foregroundRequested", "backgroundRequested",
             "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "setAudioSessionActive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
@@ -43,6 +43,7 @@ struct MatrixTests {
     static func caseName(_ input: LifecycleInput) -> String {
         switch input {
         case .launched: return "launched"
+        case .takenBackSuspended: return "takenBackSuspended"
         case .launchFailed: return "launchFailed"
         case .connected: return "connected"
         case .disconnected: return "disconnected"

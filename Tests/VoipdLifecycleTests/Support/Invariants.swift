@@ -66,8 +66,10 @@ struct Invariants {
             check(actions.contains(.armSockets), "a confirmed stop without a look at the sockets: \(steps)")
         }
 
-        // Stop and continue alternate, starting from the state before.
-        var stopped = before.phase.isStopped
+        // Stop and continue alternate, starting from the state before (a process taken back
+        // suspended was found stopped: it starts so).
+        let takenBack = if case .takenBackSuspended = input, !before.phase.isAlive { true } else { false }
+        var stopped = before.phase.isStopped || takenBack
         for step in steps {
             if step == .resume { check(stopped, "resume of a running app: \(steps)"); stopped = false }
             if step == .suspend { check(!stopped, "suspend of a stopped app: \(steps)"); stopped = true }

@@ -87,6 +87,7 @@ struct LifecycleRun {
         // the same turn of its loop: then the input may come first, with the timer overdue.
         advance(by: Self.delays[Int(timing & 0x0f) % Self.delays.count], firingTimers: timing & 0x80 == 0)
         switch choice % 32 {
+        case 0 where argument & 0x80 != 0: feed(.takenBackSuspended(reason: "fuzz"))
         case 0: feed(.launched(inBackground: argument & 1 == 1, reason: "fuzz"))
         case 1: feed(.launchFailed("fuzz"))
         case 2: feed(.connected)
@@ -139,6 +140,7 @@ struct LifecycleRun {
     static func choice(feeding input: LifecycleInput) -> [Int] {
         switch input {
         case .launched: [0]
+        case .takenBackSuspended: [0]
         case .launchFailed: [1]
         case .connected: [2]
         case .disconnected: [3]
@@ -214,6 +216,7 @@ struct LifecycleRun {
                 "transfer deliveries queued twice or without an id: \(transferDeliveries)")
         if input == .shutdown { shutDown = true }
         if case .launched = input, !outcome.isRejected { shutDown = false }
+        if case .takenBackSuspended = input, !outcome.isRejected { shutDown = false }
         if shutDown {
             require(!actions.contains(.suspend) && !app.phase.isStopped, "\(input) after shutdown stopped the app: \(actions)")
         }
