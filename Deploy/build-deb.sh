@@ -5,9 +5,8 @@
 # scripts of Deploy/debian (which do what debhelper's systemd snippets would).
 #
 # usage: Deploy/build-deb.sh BIN_DIR OUT_DIR
-#   BIN_DIR   a release build with the Swift runtime linked in:
-#             swift build -c release --static-swift-stdlib --product voipd   (and voipctl,
-#             voipd-transfer, voipd-client), then `swift build -c release --show-bin-path`
+#   BIN_DIR   a release build with the Swift runtime linked in: what Deploy/build-release.sh
+#             prints (voipd, voipctl, voipd-transfer, voipd-client built as they ship)
 #   OUT_DIR   where the .deb goes; its path is printed last
 set -euo pipefail
 

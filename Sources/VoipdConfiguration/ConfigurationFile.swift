@@ -152,6 +152,8 @@ public struct ConfigurationFile: Codable, Sendable, Equatable {
     /// Done on the JSON both encode to, so that a key added to the file is overlaid with no
     /// line here.
     public func overlaid(by other: ConfigurationFile) -> ConfigurationFile {
+        // Nothing to overlay (as installed, no flag sets a key): no JSON round trips at start.
+        if other == ConfigurationFile() { return self }
         do {
             let merged = Self.overlay(try Self.jsonObject(self), with: try Self.jsonObject(other))
             return try Self.overlayDecoder.decode(ConfigurationFile.self, from: JSONEncoder().encode(JSONValue.object(merged)))

@@ -91,11 +91,14 @@ public struct FileDescriptor: ~Copyable {
     /// Reads up to `count` bytes from a blocking descriptor (`read(2)`); an empty array
     /// means the end of the file.
     public borrowing func read(upTo count: Int) throws(Errno) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
+        // Uninitialised: zeroing 64 KiB for a read of a few bytes cost more than the read.
         // The standard library's closures rethrow untyped errors: the Errno comes out in a Result.
-        let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try read(into: raw) } }
-        guard case .processed(let n) = try result.get() else { throw Errno(EAGAIN, call: "read") }
-        buffer.removeSubrange(n...)
+        var result: Result<IOResult<Int>, Errno> = .success(.processed(0))
+        let buffer = [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
+            result = Result { () throws(Errno) in try read(into: UnsafeMutableRawBufferPointer(raw)) }
+            if case .success(.processed(let n)) = result { initialized = n }
+        }
+        guard case .processed = try result.get() else { throw Errno(EAGAIN, call: "read") }
         return buffer
     }
 

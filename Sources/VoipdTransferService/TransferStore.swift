@@ -18,6 +18,9 @@ public final class TransferStore {
     private var tasksDirectory: String { directory + "/tasks" }
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
+    /// state.json as it is on disk (read or written last): the engine asks for a save after
+    /// each step, most of which (every start's) change nothing, and each write is a flush.
+    private var savedState: Data?
 
     /// What ``load()`` found.
     public struct Contents {
@@ -48,6 +51,7 @@ public final class TransferStore {
         if let data = try read(directory + "/state.json") {
             do {
                 contents.state = try decoder.decode(TransferEngine.DurableState.self, from: data)
+                savedState = data
             } catch {
                 contents.problems.append(setAside(directory + "/state.json", error))
             }
@@ -78,8 +82,13 @@ public final class TransferStore {
         if unlink(path) != 0 && errno != ENOENT { throw Errno.current("unlink(\(path))") }
     }
 
+    /// Writes the state unless state.json already holds exactly it.
     public func save(_ state: TransferEngine.DurableState) throws {
-        try write(encoder.encode(state), to: directory + "/state.json")
+        let data = try encoder.encode(state)
+        guard data != savedState else { return }
+        savedState = nil
+        try write(data, to: directory + "/state.json")
+        savedState = data
     }
 
     /// Temporary file, `fdatasync`, `rename`.

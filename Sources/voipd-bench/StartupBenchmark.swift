@@ -26,9 +26,11 @@ enum StartupBenchmark {
       voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
                      RSS (run again under GNU time, /usr/bin/time)
       s6-fdholder-list  the same against a running s6-fdholderd
-    Measure the programs as installed: a release build with --static-swift-stdlib, as
-    Deploy/build-deb.sh packages them (--voipd, --voipctl); by default the voipd built
-    beside this bench and the voipctl next to it.
+      voipd again    VmRSS after it has served those N status requests (what READY=1 left
+                     for later, the transfer service, is up by then)
+    Measure the programs as installed: as Deploy/build-release.sh builds them for the
+    package (--voipd, --voipctl; `$(Deploy/build-release.sh)/voipd`); by default the voipd
+    built beside this bench and the voipctl next to it.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -95,8 +97,15 @@ enum StartupBenchmark {
                 lister.kilobytes.append(peak)
             }
         }
+        let servedKB = Double(residentKilobytes(running.pid))
         report("voipd", daemon, against: "s6-fdholderd", holder, what: "start → ready", memory: "RSS at ready", json: options.json)
         report("voipctl status", client, against: "s6-fdholder-list", lister, what: "spawned → exited", memory: "peak RSS", json: options.json)
+        if options.json {
+            FreezeBenchmark.emit(jsonObject([("test", "\"startup\""), ("program", "\"voipd served\""), ("requests", "\(options.runs)"),
+                                             ("rss_kb", fixed(servedKB, 0))]))
+        } else {
+            FreezeBenchmark.emit("voipd after \(options.runs) status requests: RSS \(fixed(servedKB / 1024, 1)) MiB")
+        }
         progress("done; load average \(WakeBenchmark.loadAverage())")
     }
 

@@ -157,7 +157,6 @@ public final class Daemon {
         takeBack(activated)
         keepOrThawFrozenSurvivors()
         releaseUnclaimedCgroups()
-        setUpTransfers()
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
 
@@ -167,6 +166,10 @@ public final class Daemon {
         launchAtStart()
         saveStateIfChanged()
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
+        // The control socket listens and the apps are back: READY=1 says so at once. The
+        // transfer service (its records decoded, a third of the start's work) comes up
+        // after it, before the loop reads the first request, so no request finds it missing.
+        setUpTransfers()
         while running {
             watchNotifierBacklog()
             rearmTimer()

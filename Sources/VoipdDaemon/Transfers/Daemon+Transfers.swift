@@ -10,7 +10,8 @@ import VoipdVocabulary
 /// does"): apps' requests go to the transfer service, the apps' presence is fed from their
 /// transitions, and the service's deliveries resume or relaunch apps through their lifecycles.
 extension Daemon {
-    /// Starts the service on the records of its store (`<state directory>/<socket>.transfers`).
+    /// Starts the service on the records of its store (`<state directory>/<socket>.transfers`),
+    /// after READY=1 (``run()``).
     func setUpTransfers() {
         guard configuration.transfers.enabled else { return }
         guard let directory = transferDirectory else {

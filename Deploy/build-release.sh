@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the programs the package installs (voipd, voipctl, voipd-transfer, and libvoipd's
+# archive) as they ship: release, with the Swift runtime linked in, and laid out to start
+# fast and small (docs/BENCHMARKS.md, "Start-up and memory at start"):
+#   --static-swift-stdlib       no Swift runtime, Foundation or ICU shared objects to load
+#   -function-sections, lld's --symbol-ordering-file=Deploy/startup.order
+#                               the functions start-up runs side by side at the front of the
+#                               text (otherwise they are spread over 10 MB, and every page
+#                               fault maps 64 KiB around the one it needs: 7 MB resident)
+#   -z pack-relative-relocs     RELR relocations: 8 KB for ld.so to read instead of 1 MB
+#   -L Deploy/link, -static-libgcc  libstdc++ and libgcc linked in: the Swift runtime's C++
+#                               without loading libstdc++.so (its relocations and look-ups)
+#   --disable-local-rpath       no $ORIGIN run path: ld.so looks for libc in the system's
+#                               directories only, not in 40 names beside the program
+#   --no-export-dynamic         only what libc needs in the dynamic symbol table, not 6,600
+#                               Swift symbols (static-stdlib-args.lnk exports them) whose
+#                               hash table and names every symbol look-up touches
+# Deploy/startup-order.sh regenerates the order; a stale one only costs memory, never
+# correctness (symbols it names that are gone are ignored).
+#
+# In a scratch directory of its own (.build/shipped), so that these flags and a plain
+# `swift build -c release` (benchmarks, `swift run -c release`) do not rebuild each other.
+#
+# usage: Deploy/build-release.sh    prints the directory of the built programs last
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+flags=(-c release --scratch-path "$root/.build/shipped" --static-swift-stdlib --disable-local-rpath
+       -Xswiftc -Xfrontend -Xswiftc -function-sections
+       -Xswiftc -L -Xswiftc "$root/Deploy/link" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
+       -Xswiftc -use-ld=lld
+       -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
+       -Xlinker "--symbol-ordering-file=$root/Deploy/startup.order" -Xlinker --no-warn-symbol-ordering)
+for product in voipd voipctl voipd-transfer voipd-client; do
+    swift build "${flags[@]}" --product "$product" >&2
+done
+swift build "${flags[@]}" --show-bin-path
