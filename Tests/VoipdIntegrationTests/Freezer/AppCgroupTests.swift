@@ -15,7 +15,7 @@ struct AppCgroupTests {
     func appCannotThawOrLeave() throws {
         let scratch = try ScratchCgroup(.v2)
         defer { #expect(scratch.tearDown() == []) }
-        let freezer = CgroupFreezer(version: .v2, directory: scratch.path, origin: .configured)
+        let freezer = scratch.freezer
         let cgroup = try freezer.makeAppCgroup(for: "guest")
         let directory = try makeTemporaryDirectory("voipd-cgroup-guest")
         defer { removeTree(directory) }
@@ -49,7 +49,7 @@ struct AppCgroupTests {
     func spawnFailuresAndFrozenCgroup() throws {
         let scratch = try ScratchCgroup(.v2)
         defer { #expect(scratch.tearDown() == []) }
-        let cgroup = try CgroupFreezer(version: .v2, directory: scratch.path, origin: .configured).makeAppCgroup(for: "failing")
+        let cgroup = try scratch.freezer.makeAppCgroup(for: "failing")
         for join in [SpawnCgroup.Join.cloneIntoCgroup, .procsWrite] {
             var target = try cgroup.spawnTarget()
             target.join = join
@@ -84,7 +84,7 @@ struct AppCgroupTests {
     func takingOverCgroups() throws {
         let scratch = try ScratchCgroup(.v2)
         defer { #expect(scratch.tearDown() == []) }
-        let freezer = CgroupFreezer(version: .v2, directory: scratch.path, origin: .configured)
+        let freezer = scratch.freezer
         do {
             let empty = try freezer.makeAppCgroup(for: "empty")
             try empty.freeze()
@@ -115,7 +115,7 @@ struct AppCgroupTests {
     func killingOneByOne() throws {
         let scratch = try ScratchCgroup(.v2)
         defer { #expect(scratch.tearDown() == []) }
-        let cgroup = try CgroupFreezer(version: .v2, directory: scratch.path, origin: .configured).makeAppCgroup(for: "shell")
+        let cgroup = try scratch.freezer.makeAppCgroup(for: "shell")
         // A shell with two background children.
         let shell = try spawn(SpawnRequest(arguments: ["/bin/sh", "-c", "sleep 600 & sleep 600 & wait"], environment: currentEnvironment(),
                                            cgroup: try cgroup.spawnTarget()))

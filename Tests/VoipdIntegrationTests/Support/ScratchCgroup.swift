@@ -45,6 +45,9 @@ final class ScratchCgroup {
         if mkdir(path, 0o755) != 0 { throw Errno.current("mkdir(\(path))") }
     }
 
+    /// A freezer whose apps' cgroups go in this one, as a configured `freezerDirectory` puts them.
+    var freezer: CgroupFreezer { CgroupFreezer(version: version, directory: path, origin: .configured) }
+
     /// The path of a cgroup under this one in the hierarchy, as /proc/PID/cgroup names it.
     func cgroupPath(of directory: String) -> String { mount.cgroupPath(of: directory)! }
 
