@@ -105,8 +105,11 @@ func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
 
 /// A poll() timeout in whole milliseconds, rounded up so a deadline is never polled early.
 func milliseconds(_ duration: Duration) -> Int32 {
+    // A deadline already passed is a poll that returns at once: a negative duration of
+    // less than a second has whole seconds 0 and negative attoseconds, and a negative
+    // timeout would make poll wait forever.
+    guard duration > .zero else { return 0 }
     let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
     return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
 }
 
