@@ -31,8 +31,22 @@ extension SIPResults where Run == BaresipRun {
     }
 
     var json: String {
-        jsonObject(jsonHead + modeJSON("unsupervised", \.unsupervised) + modeJSON("running", \.running) + modeJSON("suspended", \.suspended)
-            + [("adoption_cost_p50_us", fixed(medianOf(\.adoptionCost)))] + jsonVerdict
-            + [("cost_p50_us_runs", numbers(\.cost)), ("floor_p50_us_runs", numbers(\.floorP50)), ("baresip_wakes_runs", numbers { Double($0.wakes) })])
+        let unsupervised = medians(\.unsupervised), running = medians(\.running), suspended = medians(\.suspended)
+        return figuresJSON(BaresipFigures(
+            unsupervisedP50: unsupervised.p50, unsupervisedP99: unsupervised.p99, runningP50: running.p50, runningP99: running.p99,
+            suspendedP50: suspended.p50, suspendedP99: suspended.p99, adoptionCostP50: Rounded(medianOf(\.adoptionCost)),
+            baresipWakesRuns: runs.map(\.wakes)))
+    }
+}
+
+/// baresip's own figures in a `sip` JSON line, beside the head and the verdict.
+private struct BaresipFigures: Encodable {
+    var unsupervisedP50, unsupervisedP99, runningP50, runningP99, suspendedP50, suspendedP99, adoptionCostP50: Rounded
+    var baresipWakesRuns: [Int]
+
+    enum CodingKeys: String, CodingKey {
+        case unsupervisedP50 = "unsupervised_p50_us", unsupervisedP99 = "unsupervised_p99_us"
+        case runningP50 = "running_p50_us", runningP99 = "running_p99_us", suspendedP50 = "suspended_p50_us", suspendedP99 = "suspended_p99_us"
+        case adoptionCostP50 = "adoption_cost_p50_us", baresipWakesRuns = "baresip_wakes_runs"
     }
 }

@@ -43,17 +43,32 @@ struct LaunchFigures {
     func text(json: Bool) -> String {
         let plain = Percentiles(nanoseconds: plain), cloneInto = Percentiles(nanoseconds: cloneInto), procs = Percentiles(nanoseconds: procsWrite)
         if json {
-            return jsonObject([("test", "\"launch\""), ("cgroup_version", "\(version == .v2 ? 2 : 1)"), ("launches", "\(Self.launches)"),
-                               ("plain_p50_us", fixed(plain.p50)), ("plain_p99_us", fixed(plain.p99)),
-                               ("clone_into_cgroup_p50_us", fixed(cloneInto.p50)), ("clone_into_cgroup_p99_us", fixed(cloneInto.p99)),
-                               ("procs_write_p50_us", fixed(procs.p50)), ("procs_write_p99_us", fixed(procs.p99)),
-                               ("clone3_refused", cloneIntoRefusal.map { "\"\($0)\"" } ?? "null")])
+            return jsonLine(JSONFigures(cgroupVersion: version == .v2 ? 2 : 1, plainP50: Rounded(plain.p50), plainP99: Rounded(plain.p99),
+                                        cloneIntoCgroupP50: Rounded(cloneInto.p50), cloneIntoCgroupP99: Rounded(cloneInto.p99),
+                                        procsWriteP50: Rounded(procs.p50), procsWriteP99: Rounded(procs.p99),
+                                        clone3Refused: OrNull(cloneIntoRefusal.map { "\($0)" })))
         }
         var text = "launch (cgroup \(version.rawValue), spawn of /bin/true until it executes, \(Self.launches) each): no cgroup p50 \(fixed(plain.p50)) us p99 \(fixed(plain.p99)) us"
         if version == .v2 { text += " | clone3 CLONE_INTO_CGROUP p50 \(fixed(cloneInto.p50)) us p99 \(fixed(cloneInto.p99)) us" }
         text += " | cgroup.procs in the child p50 \(fixed(procs.p50)) us p99 \(fixed(procs.p99)) us"
         if let cloneIntoRefusal { text += " (clone3 refused: \(cloneIntoRefusal))" }
         return text
+    }
+
+    private struct JSONFigures: Encodable {
+        let test = "launch"
+        var cgroupVersion: Int
+        let launches = LaunchFigures.launches
+        var plainP50, plainP99, cloneIntoCgroupP50, cloneIntoCgroupP99, procsWriteP50, procsWriteP99: Rounded
+        /// Why clone3 refused CLONE_INTO_CGROUP, if it did: null, not absent, when it did not.
+        var clone3Refused: OrNull<String>
+
+        enum CodingKeys: String, CodingKey {
+            case test, launches
+            case cgroupVersion = "cgroup_version", plainP50 = "plain_p50_us", plainP99 = "plain_p99_us"
+            case cloneIntoCgroupP50 = "clone_into_cgroup_p50_us", cloneIntoCgroupP99 = "clone_into_cgroup_p99_us"
+            case procsWriteP50 = "procs_write_p50_us", procsWriteP99 = "procs_write_p99_us", clone3Refused = "clone3_refused"
+        }
     }
 }
 
@@ -89,11 +104,22 @@ struct StopWitnessFigures {
     func text(json: Bool) -> String {
         let check = Percentiles(nanoseconds: check), report = Percentiles(nanoseconds: continuedReport)
         if json {
-            return jsonObject([("test", "\"stop_witness\""), ("checks", "\(Self.checks)"),
-                               ("proc_check_p50_us", fixed(check.p50)), ("proc_check_p99_us", fixed(check.p99)),
-                               ("continued_report_p50_us", fixed(report.p50)), ("continued_report_p99_us", fixed(report.p99))])
+            return jsonLine(JSONFigures(procCheckP50: Rounded(check.p50), procCheckP99: Rounded(check.p99),
+                                        continuedReportP50: Rounded(report.p50), continuedReportP99: Rounded(report.p99)))
         }
         return "stop witness (SIGSTOP side, \(Self.checks) checks of a stopped process): /proc state + schedstat p50 \(fixed(check.p50)) us p99 \(fixed(check.p99)) us"
             + " | waitid(WCONTINUED) p50 \(fixed(report.p50)) us p99 \(fixed(report.p99)) us"
+    }
+
+    private struct JSONFigures: Encodable {
+        let test = "stop_witness"
+        let checks = StopWitnessFigures.checks
+        var procCheckP50, procCheckP99, continuedReportP50, continuedReportP99: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, checks
+            case procCheckP50 = "proc_check_p50_us", procCheckP99 = "proc_check_p99_us"
+            case continuedReportP50 = "continued_report_p50_us", continuedReportP99 = "continued_report_p99_us"
+        }
     }
 }

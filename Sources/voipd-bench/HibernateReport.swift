@@ -97,29 +97,66 @@ struct HibernateResult {
     }
 
     var json: String {
-        var fields: [(String, String)] = [("test", "\"hibernate\""), ("swap", "\"\(swap)\""), ("megabytes", "\(megabytes)"),
-                                          ("smaps_rollup_read_us", fixed(rollupReadMicroseconds, 1)),
-                                          ("status_read_us", fixed(countersReadMicroseconds, 1)),
-                                          ("floor_p50_us", fixed(floor.p50)), ("floor_p99_us", fixed(floor.p99))]
+        var figures = JSONFigures(swap: swap, megabytes: megabytes, smapsRollupRead: Rounded(rollupReadMicroseconds, 1),
+                              statusRead: Rounded(countersReadMicroseconds, 1), floorP50: Rounded(floor.p50), floorP99: Rounded(floor.p99))
         if let pageOut {
             let (before, after) = (pageOut.before, pageOut.after)
-            fields += [("page_out_ms", fixed(pageOut.milliseconds, 2)), ("resident_before_mb", megabytes(before.resident)),
-                       ("resident_after_mb", megabytes(after.resident)), ("anonymous_before_mb", megabytes(before.residentAnonymous)),
-                       ("anonymous_after_mb", megabytes(after.residentAnonymous)), ("file_before_mb", megabytes(before.residentFile)),
-                       ("file_after_mb", megabytes(after.residentFile)), ("swapped_mb", megabytes(after.swapped)),
-                       ("given_back_mb", fixed(pageOut.givenBack / 1_048_576, 1)), ("zram_memory_mb", fixed(pageOut.zramMemory / 1_048_576, 1)),
-                       ("net_freed_mb", fixed(pageOut.netFreed / 1_048_576, 1)), ("refused_ranges", "\(pageOut.refused)")]
+            figures.pageOut = Rounded(pageOut.milliseconds, 2)
+            figures.residentBefore = .mebibytes(Double(before.resident))
+            figures.residentAfter = .mebibytes(Double(after.resident))
+            figures.anonymousBefore = .mebibytes(Double(before.residentAnonymous))
+            figures.anonymousAfter = .mebibytes(Double(after.residentAnonymous))
+            figures.fileBefore = .mebibytes(Double(before.residentFile))
+            figures.fileAfter = .mebibytes(Double(after.residentFile))
+            figures.swapped = .mebibytes(Double(after.swapped))
+            figures.givenBack = .mebibytes(pageOut.givenBack)
+            figures.zramMemory = .mebibytes(pageOut.zramMemory)
+            figures.netFreed = .mebibytes(pageOut.netFreed)
+            figures.refusedRanges = pageOut.refused
         }
-        for mode in Mode.allCases where modes[mode] != nil {
-            let key = mode.rawValue.replacingOccurrences(of: "-", with: "_").replacingOccurrences(of: "+", with: "_")
-            let read = latency(mode, \.read)
-            let restored = latency(mode, \.restored)
-            fields += [("\(key)_read_p50_us", fixed(read.p50)), ("\(key)_read_max_us", fixed(read.microseconds(100))),
-                       ("\(key)_restored_p50_us", fixed(restored.p50)), ("\(key)_restored_max_us", fixed(restored.microseconds(100)))]
+        /// p50 and max of write → read and of write → all memory read, if `mode` was measured.
+        func latencies(_ mode: Mode) -> (Rounded?, Rounded?, Rounded?, Rounded?) {
+            guard modes[mode] != nil else { return (nil, nil, nil, nil) }
+            let read = latency(mode, \.read), restored = latency(mode, \.restored)
+            return (Rounded(read.p50), Rounded(read.microseconds(100)), Rounded(restored.p50), Rounded(restored.microseconds(100)))
         }
+        (figures.stoppedReadP50, figures.stoppedReadMax, figures.stoppedRestoredP50, figures.stoppedRestoredMax) = latencies(.stopped)
+        (figures.pagedOutReadP50, figures.pagedOutReadMax, figures.pagedOutRestoredP50, figures.pagedOutRestoredMax) = latencies(.pagedOut)
+        (figures.readAheadReadP50, figures.readAheadReadMax, figures.readAheadRestoredP50, figures.readAheadRestoredMax) = latencies(.pagedOutReadAhead)
         if let readAhead = modes[.pagedOutReadAhead]?.readAheadMilliseconds, !readAhead.isEmpty {
-            fields.append(("read_ahead_ms", fixed(median(readAhead), 2)))
+            figures.readAhead = Rounded(median(readAhead), 2)
         }
-        return jsonObject(fields)
+        return jsonLine(figures)
+    }
+
+    /// The JSON line's figures; a page-out's only when the app was paged out, a mode's
+    /// latencies (keys after the mode's name) only when it was measured.
+    private struct JSONFigures: Encodable {
+        let test = "hibernate"
+        var swap: String
+        var megabytes: Int
+        var smapsRollupRead, statusRead, floorP50, floorP99: Rounded
+        var pageOut, residentBefore, residentAfter, anonymousBefore, anonymousAfter, fileBefore, fileAfter: Rounded?
+        var swapped, givenBack, zramMemory, netFreed: Rounded?
+        var refusedRanges: Int?
+        var stoppedReadP50, stoppedReadMax, stoppedRestoredP50, stoppedRestoredMax: Rounded?
+        var pagedOutReadP50, pagedOutReadMax, pagedOutRestoredP50, pagedOutRestoredMax: Rounded?
+        var readAheadReadP50, readAheadReadMax, readAheadRestoredP50, readAheadRestoredMax: Rounded?
+        var readAhead: Rounded?
+
+        enum CodingKeys: String, CodingKey {
+            case test, swap, megabytes
+            case smapsRollupRead = "smaps_rollup_read_us", statusRead = "status_read_us", floorP50 = "floor_p50_us", floorP99 = "floor_p99_us"
+            case pageOut = "page_out_ms", residentBefore = "resident_before_mb", residentAfter = "resident_after_mb"
+            case anonymousBefore = "anonymous_before_mb", anonymousAfter = "anonymous_after_mb"
+            case fileBefore = "file_before_mb", fileAfter = "file_after_mb", swapped = "swapped_mb", givenBack = "given_back_mb"
+            case zramMemory = "zram_memory_mb", netFreed = "net_freed_mb", refusedRanges = "refused_ranges", readAhead = "read_ahead_ms"
+            case stoppedReadP50 = "stopped_read_p50_us", stoppedReadMax = "stopped_read_max_us"
+            case stoppedRestoredP50 = "stopped_restored_p50_us", stoppedRestoredMax = "stopped_restored_max_us"
+            case pagedOutReadP50 = "paged_out_read_p50_us", pagedOutReadMax = "paged_out_read_max_us"
+            case pagedOutRestoredP50 = "paged_out_restored_p50_us", pagedOutRestoredMax = "paged_out_restored_max_us"
+            case readAheadReadP50 = "paged_out_willneed_read_p50_us", readAheadReadMax = "paged_out_willneed_read_max_us"
+            case readAheadRestoredP50 = "paged_out_willneed_restored_p50_us", readAheadRestoredMax = "paged_out_willneed_restored_max_us"
+        }
     }
 }

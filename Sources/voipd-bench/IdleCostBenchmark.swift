@@ -99,7 +99,7 @@ enum IdleCostBenchmark {
         runSubcommand("idle-cost", usage: Options.usage, arguments: arguments, parse: Options.parse) { options in
             try SoftphonesBenchmark.checkTools(kamailio: options.kamailio)
             let voipd = try options.voipd ?? BenchPaths.buildVoipd()
-            try SoftphonesBenchmark.printFigures(try measure(options, voipd: voipd), json: options.json, report: report)
+            try printFigures(try measure(options, voipd: voipd), json: options.json, report: report)
         }
     }
 

@@ -28,18 +28,47 @@ extension SIPResults where Run == SIPRun {
     }
 
     var json: String {
-        jsonObject(jsonHead + [("connection", "\"one TCP connection, reused\""), ("call_end", "\"ACK, BYE, 200 to BYE\"")]
-            + modeJSON("running", \.running) + modeJSON("suspended", \.suspended) + jsonVerdict
-            + modeRunsJSON("running", \.running) + modeRunsJSON("suspended", \.suspended)
-            + [("cost_p50_us_runs", numbers(\.cost)), ("floor_p50_us_runs", numbers(\.floorP50)),
-               ("floor_p99_us_runs", numbers(\.floorP99)), ("softphone_wakes_runs", numbers { Double($0.wakes) })])
+        let running = medians(\.running), suspended = medians(\.suspended)
+        return figuresJSON(SoftphoneFigures(
+            runningP50: running.p50, runningP99: running.p99, suspendedP50: suspended.p50, suspendedP99: suspended.p99,
+            runningP50Runs: numbers(\.running.p50), runningP99Runs: numbers(\.running.p99),
+            suspendedP50Runs: numbers(\.suspended.p50), suspendedP99Runs: numbers(\.suspended.p99),
+            floorP99Runs: numbers(\.floorP99), softphoneWakesRuns: runs.map(\.wakes)))
     }
 
     /// A registrar that could not be measured, and why.
     static func skipped(_ registrar: SIPOptions.Registrar, placement: CPUPlacement, reason: String, json: Bool) -> String {
         guard json else { return "sip registrar=\(registrar.rawValue) cpu=\(placement.rawValue): skipped: \(reason)" }
-        let escaped = reason.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        return jsonObject([("test", "\"sip\""), ("registrar", "\"\(registrar.rawValue)\""), ("cpu_mode", "\(placement.rawValue)"),
-                           ("skipped", "\"\(escaped)\"")])
+        return jsonLine(SkippedFigures(registrar: registrar.rawValue, cpuMode: placement.rawValue, skipped: reason))
+    }
+}
+
+/// The softphone's own figures in a `sip` JSON line, beside the head and the verdict.
+private struct SoftphoneFigures: Encodable {
+    let connection = "one TCP connection, reused"
+    let callEnd = "ACK, BYE, 200 to BYE"
+    var runningP50, runningP99, suspendedP50, suspendedP99: Rounded
+    var runningP50Runs, runningP99Runs, suspendedP50Runs, suspendedP99Runs, floorP99Runs: [Rounded]
+    var softphoneWakesRuns: [Int]
+
+    enum CodingKeys: String, CodingKey {
+        case connection, callEnd = "call_end"
+        case runningP50 = "running_p50_us", runningP99 = "running_p99_us", suspendedP50 = "suspended_p50_us", suspendedP99 = "suspended_p99_us"
+        case runningP50Runs = "running_p50_us_runs", runningP99Runs = "running_p99_us_runs"
+        case suspendedP50Runs = "suspended_p50_us_runs", suspendedP99Runs = "suspended_p99_us_runs"
+        case floorP99Runs = "floor_p99_us_runs", softphoneWakesRuns = "softphone_wakes_runs"
+    }
+}
+
+/// The JSON line of a registrar that could not be measured.
+private struct SkippedFigures: Encodable {
+    let test = "sip"
+    var registrar: String
+    var cpuMode: Int
+    var skipped: String
+
+    enum CodingKeys: String, CodingKey {
+        case test, registrar, skipped
+        case cpuMode = "cpu_mode"
     }
 }

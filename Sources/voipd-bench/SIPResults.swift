@@ -48,32 +48,65 @@ struct SIPResults<Run: SIPRunFigures> {
         "\(name) p50 \(fixed(medianOf { $0[keyPath: mode].p50 }, 1)) us p99 \(fixed(medianOf { $0[keyPath: mode].p99 }, 1)) us"
     }
 
-    /// `KEY_p50_us`, `KEY_p99_us`: the medians of one mode's percentiles, as JSON fields.
-    func modeJSON(_ key: String, _ mode: KeyPath<Run, Percentiles>) -> [(String, String)] {
-        [("\(key)_p50_us", fixed(medianOf { $0[keyPath: mode].p50 })), ("\(key)_p99_us", fixed(medianOf { $0[keyPath: mode].p99 }))]
+    /// The medians of one mode's p50 and p99 in the JSON lines.
+    func medians(_ mode: KeyPath<Run, Percentiles>) -> (p50: Rounded, p99: Rounded) {
+        (Rounded(medianOf { $0[keyPath: mode].p50 }), Rounded(medianOf { $0[keyPath: mode].p99 }))
     }
 
-    /// `KEY_p50_us_runs`, `KEY_p99_us_runs`: one mode's percentiles in every run, as JSON fields.
-    func modeRunsJSON(_ key: String, _ mode: KeyPath<Run, Percentiles>) -> [(String, String)] {
-        [("\(key)_p50_us_runs", numbers { $0[keyPath: mode].p50 }), ("\(key)_p99_us_runs", numbers { $0[keyPath: mode].p99 })]
+    /// One JSON object: the test, the callee if named, the registrar, the placement and the
+    /// counts; `callee`'s own figures; then the cost, the floor and the verdict.
+    func figuresJSON(_ callee: some Encodable) -> String {
+        let head = SIPHeadFigures(callee: Run.callee, registrar: registrar.rawValue, cpuMode: placement.rawValue, calls: calls,
+                                  warmUpCalls: warmUp, runs: runs.count)
+        let verdict = SIPVerdictFigures(costP50: Rounded(cost), floorP50: Rounded(floorP50), floorWakes: floorWakes, target: Rounded(target),
+                                        targetMet: targetMet, costP50Runs: numbers(\.cost), floorP50Runs: numbers(\.floorP50))
+        return jsonLine(SIPFiguresLine(head: head, callee: callee, verdict: verdict))
     }
 
-    /// The fields every JSON line starts with: the test, the callee if named, the
-    /// registrar, the placement and the counts.
-    var jsonHead: [(String, String)] {
-        [("test", "\"sip\"")] + (Run.callee.map { [("callee", "\"\($0)\"")] } ?? [])
-            + [("registrar", "\"\(registrar.rawValue)\""), ("cpu_mode", "\(placement.rawValue)"),
-               ("calls", "\(calls)"), ("warm_up_calls", "\(warmUp)"), ("runs", "\(runs.count)")]
+    /// One figure of every run, for a JSON array.
+    func numbers(_ figure: (Run) -> Double) -> [Rounded] {
+        runs.map { Rounded(figure($0), 1) }
     }
+}
 
-    /// The cost, the floor and the verdict as JSON fields.
-    var jsonVerdict: [(String, String)] {
-        [("cost_p50_us", fixed(cost)), ("floor_p50_us", fixed(floorP50)), ("floor_wakes", "\(floorWakes)"),
-         ("target_us", fixed(target)), ("target_met", "\(targetMet)")]
+/// The fields every `sip` JSON line starts with.
+private struct SIPHeadFigures: Encodable {
+    let test = "sip"
+    var callee: String?
+    var registrar: String
+    var cpuMode, calls, warmUpCalls, runs: Int
+
+    enum CodingKeys: String, CodingKey {
+        case test, callee, registrar, calls, runs
+        case cpuMode = "cpu_mode", warmUpCalls = "warm_up_calls"
     }
+}
 
-    /// One figure of every run, as a JSON array.
-    func numbers(_ figure: (Run) -> Double) -> String {
-        "[" + runs.map { fixed(figure($0), 1) }.joined(separator: ",") + "]"
+/// The cost, the floor and the verdict of a `sip` JSON line.
+private struct SIPVerdictFigures: Encodable {
+    var costP50, floorP50: Rounded
+    var floorWakes: Int
+    var target: Rounded
+    var targetMet: Bool
+    var costP50Runs, floorP50Runs: [Rounded]
+
+    enum CodingKeys: String, CodingKey {
+        case costP50 = "cost_p50_us", floorP50 = "floor_p50_us", floorWakes = "floor_wakes", target = "target_us"
+        case targetMet = "target_met", costP50Runs = "cost_p50_us_runs", floorP50Runs = "floor_p50_us_runs"
+    }
+}
+
+/// The head, the callee's figures and the verdict as one flat object.
+private struct SIPFiguresLine<Callee: Encodable>: Encodable {
+    var head: SIPHeadFigures
+    var callee: Callee
+    var verdict: SIPVerdictFigures
+
+    func encode(to encoder: any Encoder) throws {
+        // Each part asks the same encoder for a keyed container: JSONEncoder gives them one
+        // object, so the line stays flat as the docs and scripts read it.
+        try head.encode(to: encoder)
+        try callee.encode(to: encoder)
+        try verdict.encode(to: encoder)
     }
 }

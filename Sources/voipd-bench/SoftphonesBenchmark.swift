@@ -176,14 +176,6 @@ enum SoftphonesBenchmark {
         """)
     }
 
-    /// Prints `figures` as one JSON object with sorted keys, or as `report` words them.
-    static func printFigures<Figures: Encodable>(_ figures: Figures, json: Bool, report: (Figures) -> Void) throws {
-        guard json else { return report(figures) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        print(String(decoding: try encoder.encode(figures), as: UTF8.self))
-    }
-
     /// Throws unless what a private network and its Kamailio need is here: root, unshare,
     /// nsenter, ip.
     static func checkTools(kamailio: String) throws {

@@ -35,19 +35,52 @@ struct WakeResult {
             + " | ratio p50 \(fixed(ratioP50, 2)) p99 \(fixed(ratioP99, 2))\(runs)"
     }
 
-    var json: String {
-        jsonObject([
-            ("test", "\"wake\""), ("apps", "\(apps)"), ("cpu_mode", "\(placement.rawValue)"), ("wakes", "\(wakes)"),
-            ("suspension", freezer ? "\"freezer\"" : "\"signal\""),
-            ("control_flood_threads", "\(controlFlood)"), ("control_flood_status_per_s", floodRates.isEmpty ? "0" : fixed(median(floodRates), 0)),
-            ("runs", "\(ours.count)"), ("p50_us", fixed(p50)), ("p99_us", fixed(p99)),
-            ("floor_p50_us", fixed(floorP50)), ("floor_p99_us", fixed(floorP99)),
-            ("ratio_p50", fixed(ratioP50)), ("ratio_p99", fixed(ratioP99)), ("target_met", "\(targetMet)"),
-            ("p50_us_runs", jsonArray(ours.map(\.p50))), ("p99_us_runs", jsonArray(ours.map(\.p99))),
-            ("floor_p50_us_runs", jsonArray(floor.map(\.p50))), ("floor_p99_us_runs", jsonArray(floor.map(\.p99))),
-            ("setup_s", fixed(setupSeconds)), ("app_rss_mb", fixed(Double(appRSSBytes) / 1_048_576, 1)),
-            ("apps_pss_total_mb", fixed(Double(appsPSSBytes) / 1_048_576, 1)),
-        ])
+    var json: String { jsonLine(JSONFigures(self)) }
+
+    /// The JSON line's figures: the medians, the verdict and every run's figures.
+    private struct JSONFigures: Encodable {
+        let test = "wake"
+        var apps, cpuMode, wakes, runs, controlFloodThreads: Int
+        var suspension: String
+        var p50, p99, floorP50, floorP99, ratioP50, ratioP99: Rounded
+        var targetMet: Bool
+        var p50Runs, p99Runs, floorP50Runs, floorP99Runs: [Rounded]
+        var controlFloodStatusPerSecond, setupSeconds, appRSS, appsPSSTotal: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, apps, wakes, suspension, runs
+            case cpuMode = "cpu_mode"
+            case controlFloodThreads = "control_flood_threads"
+            case controlFloodStatusPerSecond = "control_flood_status_per_s"
+            case p50 = "p50_us", p99 = "p99_us", floorP50 = "floor_p50_us", floorP99 = "floor_p99_us"
+            case ratioP50 = "ratio_p50", ratioP99 = "ratio_p99", targetMet = "target_met"
+            case p50Runs = "p50_us_runs", p99Runs = "p99_us_runs", floorP50Runs = "floor_p50_us_runs", floorP99Runs = "floor_p99_us_runs"
+            case setupSeconds = "setup_s", appRSS = "app_rss_mb", appsPSSTotal = "apps_pss_total_mb"
+        }
+
+        init(_ result: WakeResult) {
+            apps = result.apps
+            cpuMode = result.placement.rawValue
+            wakes = result.wakes
+            suspension = result.freezer ? "freezer" : "signal"
+            controlFloodThreads = result.controlFlood
+            controlFloodStatusPerSecond = Rounded(result.floodRates.isEmpty ? 0 : median(result.floodRates), 0)
+            runs = result.ours.count
+            p50 = Rounded(result.p50)
+            p99 = Rounded(result.p99)
+            floorP50 = Rounded(result.floorP50)
+            floorP99 = Rounded(result.floorP99)
+            ratioP50 = Rounded(result.ratioP50)
+            ratioP99 = Rounded(result.ratioP99)
+            targetMet = result.targetMet
+            p50Runs = result.ours.map { Rounded($0.p50) }
+            p99Runs = result.ours.map { Rounded($0.p99) }
+            floorP50Runs = result.floor.map { Rounded($0.p50) }
+            floorP99Runs = result.floor.map { Rounded($0.p99) }
+            setupSeconds = Rounded(result.setupSeconds)
+            appRSS = .mebibytes(Double(result.appRSSBytes))
+            appsPSSTotal = .mebibytes(Double(result.appsPSSBytes))
+        }
     }
 }
 
@@ -65,24 +98,19 @@ struct IdleResult {
     }
 
     var json: String {
-        jsonObject([
-            ("test", "\"idle\""), ("apps", "\(apps)"), ("seconds", "\(seconds)"), ("context_switches", "\(total)"),
-            ("voluntary_ctxt_switches", "\(voluntary)"), ("nonvoluntary_ctxt_switches", "\(involuntary)"),
-            ("target_met", "\(total == 0)"),
-        ])
+        jsonLine(JSONFigures(apps: apps, seconds: seconds, contextSwitches: total, voluntary: voluntary, involuntary: involuntary,
+                         targetMet: total == 0))
     }
-}
 
-/// A number with a fixed count of decimals.
-func fixed(_ value: Double, _ places: Int = 3) -> String {
-    value.isFinite ? String(format: "%.\(places)f", value) : "null"
-}
+    private struct JSONFigures: Encodable {
+        let test = "idle"
+        var apps, seconds, contextSwitches, voluntary, involuntary: Int
+        var targetMet: Bool
 
-/// Fields in the order given; values already in JSON.
-func jsonObject(_ fields: [(String, String)]) -> String {
-    "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
-}
-
-private func jsonArray(_ values: [Double]) -> String {
-    "[" + values.map { fixed($0) }.joined(separator: ",") + "]"
+        enum CodingKeys: String, CodingKey {
+            case test, apps, seconds
+            case contextSwitches = "context_switches", voluntary = "voluntary_ctxt_switches"
+            case involuntary = "nonvoluntary_ctxt_switches", targetMet = "target_met"
+        }
+    }
 }
