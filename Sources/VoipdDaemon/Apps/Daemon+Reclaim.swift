@@ -42,7 +42,7 @@ extension Daemon {
     }
 
     /// Calls `body` with a duplicate (`pidfd_getfd`) of each network socket of the app's
-    /// process that is not a held VoIP socket, with its descriptor number in the app, its
+    /// process that is not a held VoIP socket (found by its /proc links first), with its descriptor number in the app, its
     /// kind and its inode. Nothing when a held socket's identity cannot be read: one of them
     /// could then be taken for an ordinary socket.
     func forEachOrdinarySocket(of app: AppRecord, _ body: (CInt, consuming FileDescriptor, SocketKind, UInt64) -> Void) {
@@ -53,7 +53,17 @@ extension Daemon {
         } catch {
             return log.warning("\(app.name): its sockets are left alone: \(error)")
         }
-        for target in ProcFS.descriptors(of: process.pid) {
+        // The links first (`socket:[INODE]`) and each socket's protocol name: a copy is taken
+        // only of a socket that may be a network one and is not held, not of every
+        // descriptor (this runs at every suspension).
+        let scan: SocketDescriptorScan.Result
+        do {
+            scan = try SocketDescriptorScan.scan(process.pid, limit: Int.max)
+        } catch {
+            return log.debug("\(app.name): its descriptors not looked at: \(error)")
+        }
+        for entry in scan.sockets where !protected.contains(entry.inode) && !Self.isLocal(entry.protocolName) {
+            let target = entry.location.descriptor
             guard let copy = duplicate(target, of: app) else { continue }
             let kind: SocketKind
             let inode: UInt64
@@ -65,9 +75,17 @@ extension Daemon {
                 log.debug("\(app.name): fd \(target) not looked at: \(error)")
                 continue
             }
+            // The descriptor may have been closed and reused since the scan: the copy decides.
             guard !protected.contains(inode) else { continue }
             body(target, copy, kind, inode)
         }
+    }
+
+    /// Whether the kernel's name of a socket's protocol says it is local (Unix-domain,
+    /// netlink): never an ordinary network socket. An unknown name is looked at.
+    private static func isLocal(_ protocolName: String?) -> Bool {
+        guard let protocolName else { return false }
+        return protocolName.hasPrefix("UNIX") || protocolName == "NETLINK"
     }
 
     /// A duplicate of the app process's descriptor `target` (`pidfd_getfd`); nil when the app
