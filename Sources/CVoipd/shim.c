@@ -15,6 +15,12 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -97,6 +103,7 @@ int voipd_peer_pidfd(int fd)
 int voipd_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags) { return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, flags); }
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags) { return (int)syscall(SYS_pidfd_getfd, pidfd, targetfd, flags); }
+int voipd_close_range_cloexec(unsigned int first) { return (int)syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC); }
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options) { return waitid((idtype_t)P_PIDFD, (id_t)pidfd, info, options); }
 int voipd_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int voipd_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }

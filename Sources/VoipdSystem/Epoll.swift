@@ -34,6 +34,13 @@ public struct Epoll: ~Copyable {
         buffer = .allocate(capacity: maxEventsPerWait)
     }
 
+    /// An epoll instance this process already has (one carried across an exec), with its
+    /// registrations as they are.
+    public init(adopting descriptor: consuming FileDescriptor, maxEventsPerWait: Int = 256) {
+        self.descriptor = descriptor
+        buffer = .allocate(capacity: maxEventsPerWait)
+    }
+
     deinit { buffer.deallocate() }
 
     /// `epoll_ctl(EPOLL_CTL_ADD)`.

@@ -72,6 +72,15 @@ public struct FileDescriptor: ~Copyable {
         _ = try valueOrErrno("fcntl(F_SETFD)") { fcntl(rawValue, F_SETFD, enabled ? FD_CLOEXEC : 0) }
     }
 
+    /// Makes every descriptor numbered `first` or above close-on-exec at once
+    /// (`close_range(first, ~0U, CLOSE_RANGE_CLOEXEC)`, Linux 5.11; `ENOSYS` or `EINVAL`
+    /// before): for a program that took over descriptors across an exec, in one call rather
+    /// than an `fcntl` each.
+    public static func setCloseOnExec(from first: CInt) throws(Errno) {
+        precondition(first >= 0, "a negative descriptor number")
+        _ = try valueOrErrno("close_range(CLOSE_RANGE_CLOEXEC)") { voipd_close_range_cloexec(UInt32(first)) }
+    }
+
     /// Reads into `buffer` (`read(2)`): how many bytes came (0 at the end of the file), or
     /// ``IOResult/wouldBlock`` when a non-blocking descriptor has nothing.
     public borrowing func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult<Int> {

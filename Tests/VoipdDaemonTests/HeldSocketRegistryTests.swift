@@ -42,4 +42,21 @@ struct HeldSocketRegistryTests {
         registry.reserve(below: 10)
         #expect(registry.makeID() == 42, "a lower reservation moves nothing back")
     }
+
+    @Test("sockets inserted as a listing gives them keep that order; out of order, they are sorted as ever")
+    func listedInsertion() throws {
+        let listed = HeldSocketRegistry()
+        let names = [("chat", "xmpp"), ("phone", "media"), ("phone", "sip"), ("video", "a")]
+        listed.insert(listed: try names.map { try socket(listed, $0.0, $0.1) })
+        #expect(listed.all.map { "\($0.app)/\($0.name)" } == ["chat/xmpp", "phone/media", "phone/sip", "video/a"])
+        #expect(listed.sockets(of: "phone").map(\.name) == ["media", "sip"])
+        listed.insert(try socket(listed, "phone", "presence"))
+        #expect(listed.sockets(of: "phone").map(\.name) == ["media", "presence", "sip"])
+        #expect(listed.all.count == 5)
+
+        let shuffled = HeldSocketRegistry()
+        shuffled.insert(listed: try [("phone", "sip"), ("chat", "xmpp"), ("phone", "media"), ("phone", "media2")].map { try socket(shuffled, $0.0, $0.1) })
+        #expect(shuffled.all.map { "\($0.app)/\($0.name)" } == ["chat/xmpp", "phone/media", "phone/media2", "phone/sip"])
+        #expect(shuffled.sockets(of: "phone").map(\.name) == ["media", "media2", "sip"])
+    }
 }

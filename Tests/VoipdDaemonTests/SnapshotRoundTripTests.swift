@@ -7,8 +7,9 @@ import VoipdLifecycle
 import VoipdSystem
 
 /// An in-place upgrade carries each record over as its own Codable state plus descriptor
-/// numbers. Each record here goes through JSON and back, as the new program reads it, and
-/// must come out the same; its descriptors must name the same open files.
+/// numbers (held sockets: as binary records in the JSON). Each record here goes through the
+/// snapshot's encoding and back, as the new program reads it, and must come out the same;
+/// its descriptors must name the same open files.
 @Suite("Upgrade snapshot: every record comes back as it went")
 struct SnapshotRoundTripTests {
     @Test("an app: its state (every field), lifecycle, launch command and output, and process")
@@ -61,7 +62,7 @@ struct SnapshotRoundTripTests {
         #expect(Self.sameFile(back.descriptor.rawValue, client.descriptor.rawValue))
     }
 
-    @Test("a held socket: its state (every field), the receive mark too")
+    @Test("a held socket: its state (every field), the receive mark and its kind too")
     func heldSocket() throws {
         // TCP: a Unix-domain socket's receive mark carries no evidence, and would prove nothing.
         let listener = try Socket.listenTCP()
@@ -82,10 +83,14 @@ struct SnapshotRoundTripTests {
                                      mark: ReceiveMark.take(of: try makePipe().first))
         Self.expectEveryField(of: held.state, differsFrom: fresh)
 
-        let saved = try Self.throughJSON(DaemonSnapshot.Held(descriptor: held.descriptor.rawValue, state: held.state))
-        let back = HeldSocket(state: saved.state, descriptor: try Self.adoptCopy(saved.descriptor))
+        // As the upgrade carries it: a binary record in the table, the table in the snapshot's JSON.
+        let table = try Self.throughJSON(HeldSocketTable([held]))
+        let saved = try #require(table.entries.first)
+        #expect(table.entries.count == 1)
+        let back = HeldSocket(state: saved.state, socketKind: saved.socketKind, descriptor: try Self.adoptCopy(saved.descriptor))
         #expect(back.state == held.state)
         #expect(back.state.mark == held.state.mark)
+        #expect(back.socketKind == held.socketKind && back.socketKind?.name == "tcp")
         #expect(Self.sameFile(back.descriptor.rawValue, held.descriptor.rawValue))
     }
 
@@ -95,7 +100,7 @@ struct SnapshotRoundTripTests {
         app.process = AppProcess(pidfd: try PidFd(pid: getpid()), isChild: true)
         let snapshot = DaemonSnapshot(listener: 3, clientTable: ClientTable.State(boundControlSocket: true, nextClientID: 9),
                                       persistence: Persistence.State(appResourceLimits: []), locked: true, clients: [],
-                                      apps: [DaemonSnapshot.App(app)], heldSockets: [], timers: [], events: [], metrics: Metrics(),
+                                      apps: [DaemonSnapshot.App(app)], eventLoop: EventLoop.Carried(urgentSet: 4, nextToken: 1), heldSockets: HeldSocketTable(entries: []), timers: [], events: [], metrics: Metrics(),
                                       requester: PendingReply(client: 1, request: 2))
         let file = try FileDescriptor.memoryFile(named: "snapshot-test")
         try file.writeAll(JSONEncoder().encode(snapshot))

@@ -73,6 +73,7 @@ int voipd_peer_pidfd(int fd);
 int voipd_pidfd_open(pid_t pid, unsigned int flags);
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags);
+int voipd_close_range_cloexec(unsigned int first);
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options);
 int voipd_accept4(int fd, int flags);
 int voipd_pipe2(int fds[2], int flags);

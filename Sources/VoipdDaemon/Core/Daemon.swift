@@ -90,7 +90,8 @@ public final class Daemon {
         try SignalDisposition.ignore(SIGPIPE)
         signals = try SignalFd(signals: [SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR2])
         try SignalDisposition.reportChildStops(false)
-        loop = try EventLoop()
+        let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: FileDescriptor(adopting: $0)) }
+        loop = try EventLoop(carrying: snapshot?.eventLoop)
         timers = try DaemonTimers()
         let directory = parentDirectory(of: configuration.socketPath)
         if !directory.isEmpty {
@@ -101,7 +102,6 @@ public final class Daemon {
                 log.info("cannot make the control socket's directory: \(error)")
             }
         }
-        let snapshot = try upgradeState.map { try DaemonSnapshot.read(from: FileDescriptor(adopting: $0)) }
         // After an upgrade the limit voipd has is the one it raised: the first start's is in the snapshot.
         persistence = Persistence(arguments: arguments, state: snapshot?.persistence ?? Persistence.State(appResourceLimits: [descriptorLimitAtStart]))
         let activated = snapshot == nil ? ActivatedDescriptors(environment: configuration.environment) : ActivatedDescriptors()

@@ -36,12 +36,39 @@ final class EventLoop {
     let urgent: Epoll
     private var sources: [UInt64: EventSource] = [:]
     private var urgentTokens: Set<UInt64> = []
-    private var nextToken: UInt64 = 1
+    /// The next registration's token; every token below it has been given.
+    private(set) var nextToken: UInt64 = 1
 
-    init() throws {
+    /// The held sockets' set as an in-place upgrade carries it: the old program's `urgent`
+    /// set with its registrations, and where its tokens stopped.
+    struct Carried: Codable {
+        var urgentSet: CInt
+        var nextToken: UInt64
+    }
+
+    /// A new loop, or with `carried`, one that goes on with the held sockets' set of the
+    /// program before an in-place upgrade: they stay registered as they were (no
+    /// `epoll_ctl` for each, and nothing that arrived during the exec is lost), and are
+    /// claimed by ``adoptHeldSocket(token:id:)``.
+    init(carrying carried: Carried? = nil) throws {
         epoll = try Epoll()
-        urgent = try Epoll(maxEventsPerWait: 64)
+        if let carried {
+            let descriptor = FileDescriptor(adopting: carried.urgentSet)
+            try descriptor.setCloseOnExec()
+            urgent = Epoll(adopting: descriptor, maxEventsPerWait: 64)
+            nextToken = carried.nextToken
+        } else {
+            urgent = try Epoll(maxEventsPerWait: 64)
+        }
         _ = try register(urgent.descriptor, .readable, .urgent)
+    }
+
+    /// Claims a held socket's registration in a carried set under the token the old program
+    /// gave it. A token that was never given, or is claimed already, is refused.
+    func adoptHeldSocket(token: UInt64, id: UInt64) throws(CarriedRegistrationError) {
+        guard token < nextToken, sources[token] == nil else { throw CarriedRegistrationError(token: token) }
+        sources[token] = .heldSocket(id)
+        urgentTokens.insert(token)
     }
 
     func register(_ fd: borrowing FileDescriptor, _ events: EpollEvents, _ source: EventSource) throws(Errno) -> UInt64 {
@@ -88,4 +115,10 @@ final class EventLoop {
             if let source = sources[readiness.token] { body(source, readiness.events) }
         }
     }
+}
+
+/// A carried registration's token that the old program cannot have given.
+struct CarriedRegistrationError: Error, CustomStringConvertible {
+    var token: UInt64
+    var description: String { "the held sockets' set carried over names registration \(token) twice or out of range" }
 }

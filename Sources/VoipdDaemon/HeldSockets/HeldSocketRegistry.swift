@@ -17,8 +17,9 @@ enum HeldSocketOrigin: String, Codable {
 /// It stays in the epoll set, edge-triggered, for as long as it is held: the kernel reports
 /// each arrival once, and `armed` says whether an arrival should wake the app.
 ///
-/// An in-place upgrade carries its ``State`` over as it is (Codable), with its descriptor; a
-/// field added to `State` survives an upgrade by itself, one added beside it does not.
+/// An in-place upgrade carries its ``State`` over with its kind and descriptor, in a binary
+/// record of its own (``HeldSocketTable``): a field added to `State` or beside it must be
+/// added there too (SnapshotRoundTripTests fails until it is).
 @dynamicMemberLookup
 final class HeldSocket {
     /// What voipd knows of the socket, read and written as its fields (`held.armed`).
@@ -69,9 +70,10 @@ final class HeldSocket {
         self.descriptor = descriptor
     }
 
-    init(state: State, descriptor: consuming FileDescriptor) {
+    /// A socket carried over by an in-place upgrade, with what the old program knew of it.
+    init(state: State, socketKind: SocketKind?, descriptor: consuming FileDescriptor) {
         self.state = state
-        socketKind = Self.kind(of: descriptor)
+        self.socketKind = socketKind
         self.descriptor = descriptor
     }
 
@@ -179,6 +181,24 @@ final class HeldSocketRegistry {
         byApp[socket.app, default: [:]][socket.name] = socket.id
         lists[socket.app] = nil
         ordered = nil
+    }
+
+    /// Sockets in the order ``all`` lists them (an in-place upgrade's): into an empty
+    /// registry, that order is kept as it is rather than sorted again, once checked.
+    func insert(listed sockets: [HeldSocket]) {
+        let wasEmpty = byID.isEmpty
+        for socket in sockets { insert(socket) }
+        guard wasEmpty, byID.count == sockets.count,
+              zip(sockets, sockets.dropFirst()).allSatisfy({ ($0.app, $0.name) < ($1.app, $1.name) }) else { return }
+        var start = sockets.startIndex
+        while start < sockets.endIndex {
+            let app = sockets[start].app
+            var end = start + 1
+            while end < sockets.endIndex && sockets[end].app == app { end += 1 }
+            lists[app] = Array(sockets[start..<end])
+            start = end
+        }
+        ordered = sockets
     }
 
     @discardableResult

@@ -17,8 +17,10 @@ struct DaemonSnapshot: Codable {
     /// field added, renamed or retyped, here or in what is encoded with it, such as
     /// `AppLifecycle` or a record's `State`): a snapshot of another format is refused, never
     /// misread. Format 1 had no number; format 3 keeps each record's own state; format 4 the
-    /// client table's and persistence's; format 5 the state file's lock.
-    static let currentFormat = 5
+    /// client table's and persistence's; format 5 the state file's lock; format 6 the held
+    /// sockets as binary records (``HeldSocketTable``, whose layout has a number of its own)
+    /// and their epoll set.
+    static let currentFormat = 6
 
     var format = DaemonSnapshot.currentFormat
 
@@ -66,11 +68,6 @@ struct DaemonSnapshot: Codable {
         var launch: Launch?
     }
 
-    struct Held: Codable {
-        var descriptor: CInt
-        var state: HeldSocket.State
-    }
-
     struct Timer: Codable {
         var key: DaemonTimer
         var deadline: MonotonicInstant
@@ -85,7 +82,10 @@ struct DaemonSnapshot: Codable {
     var locked: Bool
     var clients: [Client]
     var apps: [App]
-    var heldSockets: [Held]
+    /// The held sockets' epoll set, carried with its registrations (their tokens are in
+    /// ``heldSockets``).
+    var eventLoop: EventLoop.Carried
+    var heldSockets: HeldSocketTable
     var timers: [Timer]
     var events: [TransitionRecord]
     var metrics: Metrics
