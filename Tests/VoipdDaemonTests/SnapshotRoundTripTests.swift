@@ -25,6 +25,7 @@ struct SnapshotRoundTripTests {
                                     account: ResolvedManifest.Account(name: "phone", uid: 1234, gid: 1234))
         app.launch = LaunchSpecification(command, standardOutput: output.second)
         app.process = AppProcess(pidfd: try PidFd(pid: getpid()), isChild: false, signalsGroup: true)
+        app.process?.identity = ProcessIdentity(pid: getpid(), startTime: 1234, uid: 1234)
 
         let back = try AppRecord(carried: Self.throughJSON(DaemonSnapshot.App(app)), adopting: Self.adoptCopy)
         #expect(back.name == "phone")
@@ -36,6 +37,7 @@ struct SnapshotRoundTripTests {
         #expect(Self.sameFile(carriedOutput, try #require(app.launch?.standardOutputNumber)))
         let process = try #require(back.process)
         #expect(process.pid == getpid() && !process.isChild && process.signalsGroup)
+        #expect(process.identity == ProcessIdentity(pid: getpid(), startTime: 1234, uid: 1234))
         #expect(Self.sameFile(process.pidfd.descriptor.rawValue, try #require(app.process).pidfd.descriptor.rawValue))
     }
 

@@ -63,6 +63,12 @@ final class EventLoop {
         _ = try register(urgent.descriptor, .readable, .urgent)
     }
 
+    /// Makes room for `count` more registrations at once (an upgrade's held sockets).
+    func reserveCapacity(registrations count: Int) {
+        sources.reserveCapacity(sources.count + count)
+        urgentTokens.reserveCapacity(urgentTokens.count + count)
+    }
+
     /// Claims a held socket's registration in a carried set under the token the old program
     /// gave it. A token that was never given, or is claimed already, is refused.
     func adoptHeldSocket(token: UInt64, id: UInt64) throws(CarriedRegistrationError) {

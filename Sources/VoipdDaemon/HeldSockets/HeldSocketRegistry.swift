@@ -187,6 +187,7 @@ final class HeldSocketRegistry {
     /// registry, that order is kept as it is rather than sorted again, once checked.
     func insert(listed sockets: [HeldSocket]) {
         let wasEmpty = byID.isEmpty
+        byID.reserveCapacity(byID.count + sockets.count)
         for socket in sockets { insert(socket) }
         guard wasEmpty, byID.count == sockets.count,
               zip(sockets, sockets.dropFirst()).allSatisfy({ ($0.app, $0.name) < ($1.app, $1.name) }) else { return }

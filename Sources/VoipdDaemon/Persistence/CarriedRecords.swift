@@ -26,8 +26,8 @@ extension ClientConnection {
 
 extension DaemonSnapshot.App {
     init(_ app: AppRecord) {
-        self.init(name: app.name, process: app.process.map(DaemonSnapshot.Process.init), state: app.state,
-                  lifecycle: app.lifecycle, launch: app.launch.map(DaemonSnapshot.Launch.init))
+        self.init(name: app.name, process: app.process.map(DaemonSnapshot.Process.init), processIdentity: app.process?.identity,
+                  state: app.state, lifecycle: app.lifecycle, launch: app.launch.map(DaemonSnapshot.Launch.init))
     }
 }
 
@@ -56,6 +56,7 @@ extension AppRecord {
         if let process = saved.process {
             self.process = AppProcess(pidfd: PidFd(adopting: try adopt(process.pidfd), pid: process.pid), isChild: process.isChild,
                                       signalsGroup: process.signalsGroup)
+            self.process?.identity = saved.processIdentity
         }
     }
 }

@@ -92,7 +92,9 @@ extension Daemon {
 
     private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
-            listener: clients.listener.rawValue, stateLock: persistence.stateFile?.lock.rawValue, clientTable: clients.state, persistence: persistence.state, locked: locked,
+            listener: clients.listener.rawValue, stateLock: persistence.stateFile?.lock.rawValue,
+            stateFileWritten: persistence.stateFile.flatMap { $0.isStale ? nil : DaemonSnapshot.WrittenStateFile(path: $0.path, processes: Array($0.recorded)) },
+            clientTable: clients.state, persistence: persistence.state, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
             eventLoop: EventLoop.Carried(urgentSet: loop.urgent.descriptor.rawValue, nextToken: loop.nextToken),
@@ -140,6 +142,7 @@ extension Daemon {
         }
         var carried: [HeldSocket] = []
         carried.reserveCapacity(snapshot.heldSockets.entries.count)
+        loop.reserveCapacity(registrations: snapshot.heldSockets.entries.count)
         for saved in snapshot.heldSockets.entries {
             let held = HeldSocket(state: saved.state, socketKind: saved.socketKind, descriptor: try adoptCarried(saved.descriptor))
             // Anything the old program was told of and had not handled is told again.
@@ -151,6 +154,10 @@ extension Daemon {
             carried.append(held)
         }
         registry.insert(listed: carried)
+        if let written = snapshot.stateFileWritten, let stateFile = persistence.stateFile, stateFile.path == written.path {
+            stateFile.isStale = false
+            stateFile.recorded = Set(written.processes)
+        }
         for timer in snapshot.timers where timer.key != .serviceWatchdog {
             timers.set(timer.key, deadline: timer.deadline, tolerance: timer.tolerance)
         }

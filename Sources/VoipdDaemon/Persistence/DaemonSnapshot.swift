@@ -63,9 +63,20 @@ struct DaemonSnapshot: Codable {
     struct App: Codable {
         var name: String
         var process: Process?
+        /// The process's identity as the state file records it, if it was read already.
+        var processIdentity: ProcessIdentity?
         var state: AppRecord.State
         var lifecycle: AppLifecycle
         var launch: Launch?
+    }
+
+    /// The state file as the old program last wrote it, with nothing changed since: the new
+    /// program writes it again only after a change (each write reads every app's process
+    /// in /proc).
+    struct WrittenStateFile: Codable {
+        var path: String
+        /// The processes it names.
+        var processes: [ProcessIdentity]
     }
 
     struct Timer: Codable {
@@ -77,6 +88,8 @@ struct DaemonSnapshot: Codable {
     var listener: CInt
     /// The lock on the state file (``StateFile/lock``), if it has one.
     var stateLock: CInt?
+    /// Nil when the state file was not up to date (or there is none).
+    var stateFileWritten: WrittenStateFile?
     var clientTable: ClientTable.State
     var persistence: Persistence.State
     var locked: Bool
