@@ -23,9 +23,10 @@ extension Socket {
     /// ``IOResult/wouldBlock`` when a non-blocking socket's buffer is full; a datagram or
     /// packet the kernel cut short is `EMSGSIZE`.
     public static func send(_ socket: borrowing FileDescriptor, bytes: [UInt8], descriptors: [CInt] = []) throws(Errno) -> IOResult<Void> {
-        var bytes = bytes
         let controlLength = descriptors.isEmpty ? 0 : voipd_cmsg_space(descriptors.count * MemoryLayout<CInt>.size)
-        let outcome = withMessage(&bytes, controlLength: controlLength) { message in
+        // sendmsg only reads the buffer: the caller's array is lent as it is, not copied.
+        let outcome = bytes.withUnsafeBytes { raw in
+            withMessage(UnsafeMutableRawBufferPointer(mutating: raw), controlLength: controlLength) { message in
             if !descriptors.isEmpty {
                 let header = voipd_cmsg_firsthdr(&message)!
                 header.pointee.cmsg_level = SOL_SOCKET
@@ -35,6 +36,7 @@ extension Socket {
                 descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             }
             return Result { () throws(Errno) in try valueOrErrno("sendmsg") { sendmsg(socket.rawValue, &message, voipd_MSG_NOSIGNAL) } }
+            }
         }
         let sent: Int
         do {
@@ -51,13 +53,22 @@ extension Socket {
     /// `maxDescriptors`; more than that sets ``ReceivedMessage/controlTruncated``.
     /// ``IOResult/wouldBlock`` when nothing is waiting on a non-blocking socket.
     public static func receive(_ socket: borrowing FileDescriptor, maxBytes: Int, maxDescriptors: Int) throws(Errno) -> IOResult<ReceivedMessage> {
-        var buffer = [UInt8](repeating: 0, count: maxBytes)
+        let fd = socket.rawValue
+        // Received into a scratch buffer (on the stack when there is room for it), and only
+        // what came is copied out: a frame is tens of bytes, the buffer 64 KiB, and zeroing
+        // a fresh one for every frame cost more than the frame.
+        return try withUnsafeTemporaryAllocation(byteCount: max(maxBytes, 1), alignment: 1) { buffer in
+            receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<maxBytes]), maxDescriptors: maxDescriptors)
+        }.get()
+    }
+
+    private static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, maxDescriptors: Int) -> Result<IOResult<ReceivedMessage>, Errno> {
         var received: [CInt] = []
         var flags: CInt = 0
         let controlLength = voipd_cmsg_space(max(maxDescriptors, 1) * MemoryLayout<CInt>.size)
-        let outcome = withMessage(&buffer, controlLength: controlLength) { message in
+        let outcome = withMessage(buffer, controlLength: controlLength) { message in
             let outcome = Result { () throws(Errno) in
-                try valueOrErrno("recvmsg") { recvmsg(socket.rawValue, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC)) }
+                try valueOrErrno("recvmsg") { recvmsg(fd, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC)) }
             }
             guard case .success = outcome else { return outcome }
             flags = message.msg_flags
@@ -74,32 +85,31 @@ extension Socket {
             return outcome
         }
         let n: Int
-        do {
-            n = try outcome.get()
-        } catch .wouldBlock {
-            return .wouldBlock
+        switch outcome {
+        case .success(let count): n = count
+        case .failure(.wouldBlock): return .success(.wouldBlock)
+        case .failure(let error): return .failure(error)
         }
-        buffer.removeSubrange(min(n, maxBytes)...)
-        return .processed(ReceivedMessage(bytes: buffer, length: n, descriptors: DescriptorBag(adopting: received),
-                                          controlTruncated: flags & CInt(MSG_CTRUNC) != 0))
+        let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: buffer[..<min(n, buffer.count)]))
+        return .success(.processed(ReceivedMessage(bytes: bytes, length: n, descriptors: DescriptorBag(adopting: received),
+                                                   controlTruncated: flags & CInt(MSG_CTRUNC) != 0)))
     }
 
     /// Runs `body` with a message header for the one buffer `bytes` and a zeroed control
-    /// buffer of `controlLength` bytes (none for 0): what `sendmsg` and `recvmsg` both take.
-    /// The result is a `Result` because the standard library's closures rethrow untyped errors.
-    private static func withMessage(_ bytes: inout [UInt8], controlLength: Int,
+    /// buffer of `controlLength` bytes (none for 0, on the stack): what `sendmsg` and
+    /// `recvmsg` both take. The result is a `Result` because the standard library's closures
+    /// rethrow untyped errors.
+    private static func withMessage(_ bytes: UnsafeMutableRawBufferPointer, controlLength: Int,
                                     _ body: (inout msghdr) -> Result<Int, Errno>) -> Result<Int, Errno> {
-        let control = UnsafeMutableRawPointer.allocate(byteCount: max(controlLength, 1), alignment: MemoryLayout<cmsghdr>.alignment)
-        defer { control.deallocate() }
-        memset(control, 0, max(controlLength, 1))
-        return bytes.withUnsafeMutableBytes { raw in
-            var vector = iovec(iov_base: raw.baseAddress, iov_len: raw.count)
+        withUnsafeTemporaryAllocation(byteCount: max(controlLength, 1), alignment: MemoryLayout<cmsghdr>.alignment) { control in
+            control.initializeMemory(as: UInt8.self, repeating: 0)
+            var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
             return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 var message = msghdr()
                 message.msg_iov = vectorPointer
                 message.msg_iovlen = 1
                 if controlLength > 0 {
-                    message.msg_control = control
+                    message.msg_control = control.baseAddress
                     message.msg_controllen = controlLength
                 }
                 return body(&message)

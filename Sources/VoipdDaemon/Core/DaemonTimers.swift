@@ -8,6 +8,9 @@ final class DaemonTimers {
     private var schedule = TimerSchedule<DaemonTimer>()
     /// The deadline the timerfd is armed for, to skip re-arming it for nothing.
     private var armedDeadline: MonotonicInstant?
+    /// Whether a timer was set, cancelled or taken since the last ``rearm()``: a turn of the
+    /// loop that changed none (most requests) does not look for the earliest deadline again.
+    private var changed = true
 
     init() throws {
         timerfd = try TimerFd()
@@ -15,9 +18,13 @@ final class DaemonTimers {
 
     func set(_ key: DaemonTimer, deadline: MonotonicInstant, tolerance: Duration = .zero) {
         schedule.set(key, deadline: deadline, tolerance: tolerance)
+        changed = true
     }
 
-    func cancel(_ key: DaemonTimer) { schedule.cancel(key) }
+    func cancel(_ key: DaemonTimer) {
+        schedule.cancel(key)
+        changed = true
+    }
 
     func contains(_ key: DaemonTimer) -> Bool { schedule.contains(key) }
 
@@ -25,6 +32,8 @@ final class DaemonTimers {
 
     /// Arms the timerfd for the earliest deadline (or disarms it), unless it is armed for it already.
     func rearm() throws {
+        guard changed else { return }
+        changed = false
         let earliest = schedule.earliestDeadline()
         guard earliest != armedDeadline else { return }
         armedDeadline = earliest
@@ -37,10 +46,16 @@ final class DaemonTimers {
 
     /// Reads the timerfd's expiry count: it is armed for nothing now.
     func acknowledge() throws {
-        defer { armedDeadline = nil }
+        defer {
+            armedDeadline = nil
+            changed = true
+        }
         _ = try timerfd.acknowledge()
     }
 
     /// The timers due at `now`, taken off the schedule.
-    func takeDue(at now: MonotonicInstant) -> [DaemonTimer] { schedule.takeDue(at: now) }
+    func takeDue(at now: MonotonicInstant) -> [DaemonTimer] {
+        changed = true
+        return schedule.takeDue(at: now)
+    }
 }
