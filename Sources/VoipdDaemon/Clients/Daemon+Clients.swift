@@ -208,6 +208,30 @@ extension Daemon {
         watch(client, writable: true)
     }
 
+    /// Sends a frame passing one descriptor voipd keeps (a held socket's) if the socket takes
+    /// it now: the number is lent to `sendmsg` as it is (the kernel passes the open file, not
+    /// the number), no copy made and closed. False when the frame would have to wait in the
+    /// queue, where the descriptor could be closed before it goes: the caller sends a copy.
+    func sendNow(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, lending descriptor: borrowing FileDescriptor) -> Bool {
+        guard !client.closing else { return true }
+        guard client.outbound.isEmpty else { return false }
+        let packet: [UInt8]
+        do {
+            packet = try codec.packet(type, body, descriptorCount: 1)
+        } catch {
+            log.error("cannot encode \(type) for client \(client.id): \(error)")
+            return true
+        }
+        do {
+            if case .processed = try Socket.send(client.descriptor, bytes: packet, descriptors: [descriptor.rawValue]) { return true }
+        } catch {
+            log.debug("client \(client.id): send failed: \(error)")
+            closeClient(client)
+            return true
+        }
+        return false
+    }
+
     func flush(_ client: ClientConnection) {
         while let (packet, bag) = client.outbound.first {
             do {

@@ -161,9 +161,12 @@ extension Daemon {
         guard let held = registry.socket(app: app.id, name: request.name) else {
             throw ProtocolError(.noSuchSocket, "\(app.name) has no VoIP socket named \(request.name)")
         }
+        let result = SocketResult(socket: socketStatus(held))
+        // Two system calls fewer (the copy's fcntl and close) when the reply goes at once.
+        if sendNow(.reply, Reply(id: request.id, result: result), to: client, lending: held.descriptor) { return }
         let copy = DescriptorBag()
         copy.append(try held.descriptor.duplicate())
-        reply(request.id, SocketResult(socket: socketStatus(held)), to: client, passing: copy)
+        reply(request.id, result, to: client, passing: copy)
     }
 
     func acknowledge(_ message: AcknowledgeMessage, from client: ClientConnection) throws {
