@@ -35,9 +35,6 @@ extension DemoRun {
         let home = directory + "/baresip"
         mkdir(home, 0o755)
         mkdir(directory + "/apps.d", 0o755)
-        let sipPort = try freeSIPPortPair()
-        // Deploy/softphones/baresip.config, as the adoption tests and the bench run it.
-        try writeTextFile(SoftphoneConfiguration.baresip(address: "127.0.0.1", sipPort: sipPort), to: home + "/config")
         // Its log comes to the demo through a FIFO: a manifest's program has no descriptor of
         // the demo's. Read and written by the demo, so that it never ends.
         let fifo = directory + "/baresip.log"
@@ -46,7 +43,6 @@ extension DemoRun {
         softphoneLog = log
         pump.add(log)
         baresipHome = home
-        baresipSIPPort = sipPort
     }
 
     /// The manifest voipd launches baresip from: adopted with `sip` (its own SIP port, UDP
@@ -58,24 +54,48 @@ extension DemoRun {
     }
 
     private func launchBaresip() throws {
-        guard let voipd else { return }
+        guard let voipd, let feed, let log = softphoneLog else { return }
         step("Launch baresip, unmodified, under voipd: it does not speak voipd's protocol, voipd adopts it")
         try writeTextFile(SoftphoneConfiguration.baresipAccount(user: options.user, registrar: sipAddress), to: baresipHome + "/accounts")
         say("apps.d/\(Self.appName).json: \"adopt\": [\"sip\", \"sip:port=\(registrarPort)\"], \"quietWindowSeconds\": \(Self.quietWindowSeconds)")
-        launchedAt = WallClock.now
-        let status = try voipd.control.launchManifest(Self.appName)
-        guard let pid = status.pid else { throw DemoFailure("voipd launched baresip but reports no pid: \(status)") }
+        // baresip binds its SIP port itself and cannot be handed a bound socket: a port found
+        // free may be taken before it binds it, and then only another port helps.
+        let pid = try startOnFreePort("baresip", pickPort: { try freeSIPPortPair() }) { port in
+            try launchBaresip(on: port, voipd: voipd, feed: feed, log: log)
+        }
         softphone = try SupervisedProcess(pid: pid)
         tap?.watch(pid)
-        say("voipctl launch \(Self.appName)   (baresip -f \(baresipHome): SIP on 127.0.0.1:\(baresipSIPPort), answering by itself)")
-        say("pid \(pid), state \(status.state.rawValue)")
-        guard let log = softphoneLog else { return }
-        try pump.waitUntil("baresip has registered", timeout: .seconds(15)) { !log.lines(containing: "200 OK").isEmpty }
         registerConnection = tap?.connections(receiving: .register).first
-        for line in log.lines(containing: "200 OK").prefix(1) { say("baresip: \(line.text)") }
+        for line in log.lines(containing: "200 OK", since: launchedAt ?? 0).prefix(1) { say("baresip: \(line.text)") }
 
         step("Measure baresip running, with nothing to do, for \(Self.seconds(Self.idleWindow))")
         running = try measureIdleCost(of: pid)
+    }
+
+    /// One launch of baresip with its SIP on `port`: configured for it (from
+    /// Deploy/softphones/baresip.config, as the adoption tests and the bench run it), launched
+    /// by voipd from its manifest, and followed until it has registered or voipd has seen it
+    /// end. Ended with EADDRINUSE before registering, it only lost the race for its port.
+    private func launchBaresip(on port: UInt16, voipd: VoipdInstance, feed: TransitionFeed, log: OutputLines) throws -> PortBindOutcome<pid_t> {
+        try writeTextFile(SoftphoneConfiguration.baresip(address: "127.0.0.1", sipPort: port), to: baresipHome + "/config")
+        baresipSIPPort = port
+        let since = WallClock.now
+        launchedAt = since
+        let status = try voipd.control.launchManifest(Self.appName)
+        guard let pid = status.pid else { throw DemoFailure("voipd launched baresip but reports no pid: \(status)") }
+        say("voipctl launch \(Self.appName)   (baresip -f \(baresipHome): SIP on 127.0.0.1:\(port), answering by itself)")
+        say("pid \(pid), state \(status.state.rawValue)")
+        let registered = { !log.lines(containing: "200 OK", since: since).isEmpty }
+        try pump.waitUntil("baresip has registered", timeout: .seconds(15)) {
+            registered() || feed.first(Self.appName, to: "terminated", since: since) != nil
+        }
+        guard !registered(), let ended = feed.first(Self.appName, to: "terminated", since: since) else { return .bound(pid) }
+        let said = log.lines(containing: String(cString: strerror(EADDRINUSE)), since: since).map(\.text)
+        guard ended.reason.hasSuffix("exited with status \(EADDRINUSE)") || !said.isEmpty else {
+            throw DemoFailure("baresip ended before it registered (\(ended.reason))")
+        }
+        say("baresip could not bind port \(port), taken since it was found free (\(ended.reason)): again on another port")
+        return .addressInUse(said.first ?? ended.reason)
     }
 
     private func suspendAdopted() throws {
