@@ -23,7 +23,7 @@ struct TransferConditionsTests {
         let files = try makeTemporaryDirectory("voipd-transfer-files")
         defer { removeTree(files) }
         let configuration = files + "/voipd.json"
-        try #"{"transfers": {}}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
+        try #"{"transfers": {}, "suspension": "signal"}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
         let harness = try DaemonHarness(arguments: ["--config", configuration]) { $0.arguments = network.entering($0.arguments) }
         defer { harness.stop() }
         let control = harness.control
