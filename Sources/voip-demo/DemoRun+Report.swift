@@ -60,13 +60,17 @@ extension DemoRun {
 
     /// The softphone's states from its launch to the end of the steps, in one line.
     private func printPicture() {
-        guard let start = launchedAt, let end = stepsEndedAt, let feed else { return }
+        guard let asked = launchedAt, let end = stepsEndedAt, let feed else { return }
+        let transitions = feed.transitions.filter { $0.app == Self.appName }
+        // From the launch as voipd stamped it: on a loaded machine the launch request can take
+        // longer than a character's time, which would open the picture with "not running".
+        let start = max(asked, transitions.first { $0.to == "active" }?.time ?? asked)
         let name = "  \(Self.appName)  "
         var marks: [(time: Double, label: Character)] = []
         if let backgroundedAt { marks.append((backgroundedAt, "b")) }
         if let lockedAt { marks.append((lockedAt, "L")) }
         for call in calls { if let sent = call.inviteSent { marks.append((sent, Character("\(call.number)"))) } }
-        let picture = StatePicture(transitions: feed.transitions.filter { $0.app == Self.appName }, from: start, to: end,
+        let picture = StatePicture(transitions: transitions, from: start, to: end,
                                    width: Console.width - name.count, marks: marks)
         console.line()
         console.line(palette.bold("States over time") + String(format: ": %.1f s from the launch, one character for %.0f ms",
