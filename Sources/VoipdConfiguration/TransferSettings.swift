@@ -9,6 +9,9 @@ public struct TransferSettings: Sendable, Equatable {
     public var engine = TransferConfiguration()
     /// The transfer agent (nil: `voipd-transfer` beside voipd).
     public var agentExecutable: String?
+    /// The network kinds that are expensive (metered): discretionary tasks, and those that
+    /// do not allow expensive networks, wait while the system's network is of one of them.
+    public var expensiveNetworks: Set<String> = ["cellular"]
 
     public init() {}
 }

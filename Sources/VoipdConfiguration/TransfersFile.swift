@@ -18,6 +18,8 @@ public struct TransfersFile: Codable, Sendable, Equatable {
     public var maximumSessionsPerApp: Int?
     public var maximumTasksPerApp: Int?
     public var progressInterval: Double?
+    /// Network kinds that are expensive (default `["cellular"]`).
+    public var expensiveNetworks: [String]?
 
     public struct ResumeLimiterFile: Codable, Sendable, Equatable {
         public var initialPeriod: Double?
@@ -39,7 +41,8 @@ public struct TransfersFile: Codable, Sendable, Equatable {
     /// The keys the object may have.
     public static let keys: Set<String> = ["enabled", "agent", "maximumConcurrentTransfers", "maximumConcurrentTransfersPerHost",
                                            "resumeLimiter", "retry", "dailyBudget", "dailyBudgetByNetwork", "budgetWindow",
-                                           "maximumSessionsPerApp", "maximumTasksPerApp", "progressInterval"]
+                                           "maximumSessionsPerApp", "maximumTasksPerApp", "progressInterval",
+                                           "expensiveNetworks"]
 
     /// The settings, checked as the engine checks them; the problem names the key.
     public func resolve() -> Result<TransferSettings, HibernationFile.Invalid> {
@@ -48,6 +51,13 @@ public struct TransfersFile: Codable, Sendable, Equatable {
         if let agent {
             guard agent.hasPrefix("/") else { return .failure(.init(key: "agent", message: "must be an absolute path, not \(agent)")) }
             settings.agentExecutable = agent
+        }
+        if let kinds = expensiveNetworks {
+            for kind in kinds where kind.isEmpty || kind.utf8.count > 32
+                || !kind.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7a || $0 >= 0x30 && $0 <= 0x39 || $0 == 0x2d }) {
+                return .failure(.init(key: "expensiveNetworks", message: "a network kind is 1–32 characters of a–z 0–9 -, not \(kind)"))
+            }
+            settings.expensiveNetworks = Set(kinds)
         }
         var engine = TransferConfiguration()
         engine.maximumConcurrentTransfers = maximumConcurrentTransfers ?? engine.maximumConcurrentTransfers

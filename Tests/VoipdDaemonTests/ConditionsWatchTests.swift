@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import VoipdConfiguration
 @testable import VoipdDaemon
 import VoipdSystem
 import VoipdTestSupport
@@ -101,8 +102,21 @@ struct ConditionsWatchTests {
             .write(toFile: proc + "/route", atomically: true, encoding: .utf8)
         try "".write(toFile: proc + "/ipv6_route", atomically: true, encoding: .utf8)
         #expect(SystemNetwork.read(procNet: proc, sysClassNet: root) == NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: true))
+        #expect(SystemNetwork.read(expensive: ["wifi"], procNet: proc, sysClassNet: root) == NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: false),
+                "the configuration's expensiveNetworks decide")
         try "".write(toFile: proc + "/route", atomically: true, encoding: .utf8)
         #expect(SystemNetwork.read(procNet: proc, sysClassNet: root).isAvailable == false)
+    }
+
+    @Test("the configuration's expensiveNetworks: cellular by default, any list of kinds, a bad kind refused by name")
+    func expensiveNetworksKey() throws {
+        #expect(try TransfersFile().resolve().get().expensiveNetworks == ["cellular"])
+        let file = try JSONDecoder().decode(TransfersFile.self, from: Data(#"{"expensiveNetworks": ["cellular", "wifi-hotspot"]}"#.utf8))
+        #expect(try file.resolve().get().expensiveNetworks == ["cellular", "wifi-hotspot"])
+        let bad = try JSONDecoder().decode(TransfersFile.self, from: Data(#"{"expensiveNetworks": ["Wi Fi"]}"#.utf8))
+        guard case .failure(let invalid) = bad.resolve() else { Issue.record("a kind with spaces was taken"); return }
+        #expect(invalid.key == "expensiveNetworks")
+        #expect(TransfersFile.keys.contains("expensiveNetworks"))
     }
 
     @Test("voipctl network's settings stay over the system's network, field by field")

@@ -26,7 +26,7 @@ extension Daemon {
         }
         guard let transfers else { return }
         transfers.systemPower = PowerSupply.source(of: PowerSupply.read())
-        transfers.systemNetwork = SystemNetwork.read()
+        transfers.systemNetwork = SystemNetwork.read(expensive: configuration.transfers.expensiveNetworks)
         log.info("transfers: power \(transfers.power.rawValue), network \(describe(transfers.network)) (from the system)")
         transfers.service.handle(.power(transfers.power))
         transfers.service.handle(.network(transfers.network))
@@ -171,7 +171,7 @@ extension Daemon {
         }
         if changes.network {
             let before = host.network
-            host.systemNetwork = SystemNetwork.read()
+            host.systemNetwork = SystemNetwork.read(expensive: configuration.transfers.expensiveNetworks)
             if host.network != before {
                 log.notice("transfers: network \(describe(host.network)) (from the system\(host.networkOverride == NetworkOverride() ? "" : ", with voipctl network's settings over it"))")
                 host.service.handle(.network(host.network))

@@ -5,7 +5,8 @@ import VoipdTransfers
 /// The network as the system has it: available when a default route exists (IPv4's
 /// `/proc/net/route`, IPv6's `/proc/net/ipv6_route`), of the kind of the interface that route
 /// goes through (`/sys/class/net/<name>`: `wireless/` or `phy80211` → wifi, `DEVTYPE=wwan` →
-/// cellular, an Ethernet link → ethernet, anything else → other), expensive when cellular.
+/// cellular, an Ethernet link → ethernet, anything else → other), expensive when that kind
+/// is one of the configuration's `expensiveNetworks` (cellular by default).
 /// Read again whenever rtnetlink says a link, an address or a route changed.
 enum SystemNetwork {
     struct DefaultRoute: Equatable {
@@ -14,13 +15,13 @@ enum SystemNetwork {
     }
 
     /// The network now; `procNet` and `sysClassNet` are for tests.
-    static func read(procNet: String = "/proc/net", sysClassNet: String = "/sys/class/net") -> NetworkStatus {
+    static func read(expensive: Set<String> = ["cellular"], procNet: String = "/proc/net", sysClassNet: String = "/sys/class/net") -> NetworkStatus {
         let routes = defaultRoutes(ipv4: ProcFS.read(procNet + "/route") ?? "") + defaultRoutes(ipv6: ProcFS.read(procNet + "/ipv6_route") ?? "")
         guard let best = routes.min(by: { $0.metric < $1.metric }) else {
             return NetworkStatus(isAvailable: false, kind: .other, isExpensive: false)
         }
         let kind = self.kind(ofInterface: best.interface, sysClassNet: sysClassNet)
-        return NetworkStatus(isAvailable: true, kind: kind, isExpensive: kind == .cellular)
+        return NetworkStatus(isAvailable: true, kind: kind, isExpensive: expensive.contains(kind.rawValue))
     }
 
     /// IPv4 default routes (destination and mask 0, up), from `/proc/net/route`'s text.
