@@ -31,7 +31,11 @@ struct TransferRestartTests {
 
     /// Has `app` download `url` to `path` in a new session, does `before` (while the download
     /// starts), and waits until the partial file has bytes; the task and its partial file.
-    static func download(_ app: TestAppHandle, _ url: String, to path: String, before: () throws -> Void = {}) throws -> (UInt64, String) {
+    /// With `store` (voipd's transfer store), it also waits until the task's record holds what
+    /// a Range request needs: a voipd killed before its loop handled the response would
+    /// rightly start the download again.
+    static func download(_ app: TestAppHandle, _ url: String, to path: String, store: String? = nil,
+                         before: () throws -> Void = {}) throws -> (UInt64, String) {
         try app.send(.openSession(session: "keep", discretionary: nil))
         try app.expect(\.sessionOpened)
         try app.send(.download(session: "keep", url: url, path: path))
@@ -40,6 +44,10 @@ struct TransferRestartTests {
         let slash = path.lastIndex(of: "/")!
         let partial = "\(path[..<slash])/.\(path[path.index(after: slash)...]).\(task).voipd-partial"
         try #require(try waitForNonEmptyFile(partial, until: MonotonicInstant.now + .seconds(20)), "the download started")
+        if let store {
+            try #require(try waitForText("resumeValidator", in: store + "/tasks/\(task).json", until: MonotonicInstant.now + .seconds(20)),
+                         "voipd recorded the response's validator")
+        }
         return (task, partial)
     }
 
@@ -62,7 +70,7 @@ struct TransferRestartTests {
         _ = try client.launch([Binaries.testApp, "--report", rig.reports.path], name: "keeper")
         let app = try rig.acceptApp("keeper")
         let path = files + "/f0"
-        let (task, partial) = try Self.download(app, "\(nginx.baseURL)/slow/f0", to: path, before: {
+        let (task, partial) = try Self.download(app, "\(nginx.baseURL)/slow/f0", to: path, store: rig.directory + "/voipd.transfers", before: {
             try RestartRecoveryTests.suspend("keeper", client, follower)
         })
 
