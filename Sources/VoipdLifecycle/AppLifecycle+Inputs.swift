@@ -63,6 +63,8 @@ extension AppLifecycle {
     /// connect once woken (``wake(reason:_:)`` starts the wait for it).
     private mutating func takenBackSuspended(reason: String, _ turn: inout Turn) {
         guard !phase.isAlive else { return turn.reject("already running") }
+        // Events wait for it (a transfer's results): it is resumed to take them, not kept stopped.
+        guard dormant.outbox.isEmpty else { return turn.reject("events wait for it") }
         cancelAllTimers(&turn)
         let outbox = dormant.outbox
         let link: Link = expectsConnection ? .awaiting : .none

@@ -265,7 +265,8 @@ extension Daemon {
         for id in found {
             guard let app = apps[id], let process = app.process, let box = process.cgroup else { continue }
             let held = registry.count(of: app.id)
-            guard held > 0 else {
+            // With events waiting for it (a transfer's results), it is thawed to take them.
+            guard held > 0, app.lifecycle.outbox.isEmpty else {
                 resumeSurvivor(process, of: app, inBackground: true)
                 continue
             }
