@@ -123,10 +123,9 @@ extension VoIPApplication {
             do {
                 if names.contains(name) {
                     // voipd holds an older socket under the name: the app's is the one.
-                    _ = try connection.request(.unregisterSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+                    _ = try connection.socketRequest(.unregisterSocket, name: name)
                 }
-                _ = try connection.request(.registerSocket, { SocketNameRequest(id: $0, name: name) }, descriptors: [socket.rawValue],
-                                expecting: SocketResult.self)
+                _ = try connection.socketRequest(.registerSocket, name: name, descriptors: [socket.rawValue])
             } catch let error as VoipdError where error != .disconnected {
                 registrations[name] = nil
                 refused.append((name, error))

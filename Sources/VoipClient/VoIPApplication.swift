@@ -124,8 +124,7 @@ public final class VoIPApplication {
     /// for the programs it launches); the socket path resolves as voipd's does. A voipd
     /// that is not running is an error here (only a connection once made is made again).
     public init(name: String? = nil, socketPath: String? = nil) throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let appName = name ?? environment[LaunchEnvironment.appName] else {
+        guard let appName = name ?? environmentVariable(LaunchEnvironment.appName) else {
             throw VoipdError.unexpected("no app name: pass one or set \(LaunchEnvironment.appName)")
         }
         self.name = appName
@@ -171,7 +170,7 @@ public final class VoIPApplication {
         let copy = DescriptorBox(try FileDescriptor(duplicating: fd))
         if connection != nil {
             do {
-                _ = try request(.registerSocket, { SocketNameRequest(id: $0, name: name) }, descriptors: [fd], expecting: SocketResult.self)
+                _ = try socketRequest(.registerSocket, name: name, descriptors: [fd])
             } catch VoipdError.disconnected where reconnection.isEnabled {
                 // Registered when voipd is back.
             }
@@ -184,7 +183,7 @@ public final class VoIPApplication {
         registrations[name] = nil
         guard connection != nil else { return }
         do {
-            _ = try request(.unregisterSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+            _ = try socketRequest(.unregisterSocket, name: name)
         } catch VoipdError.disconnected where reconnection.isEnabled {
             // The next voipd never hears of it.
         }
@@ -195,7 +194,7 @@ public final class VoIPApplication {
     public func retrieveVoIPSocket(name: String) throws -> FileDescriptor {
         if connection != nil {
             do {
-                let (_, descriptors) = try request(.retrieveSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+                let (_, descriptors) = try socketRequest(.retrieveSocket, name: name)
                 guard let fd = descriptors.take(0) else { throw VoipdError.unexpected("retrieveSocket reply without a descriptor") }
                 return fd
             } catch VoipdError.disconnected where reconnection.isEnabled {
@@ -419,9 +418,19 @@ public final class VoIPApplication {
     func request<Body: Encodable, Result: Codable & Sendable>(
         _ type: MessageType, _ makeBody: (UInt64) -> Body, descriptors: [CInt] = [], expecting: Result.Type
     ) throws -> (Result, DescriptorBag) {
+        try onConnection { try $0.request(type, makeBody, descriptors: descriptors, expecting: expecting) }
+    }
+
+    /// A held socket's request (``VoipdConnection/socketRequest(_:name:descriptors:)``), as
+    /// ``request(_:_:descriptors:expecting:)`` makes one.
+    func socketRequest(_ type: MessageType, name: String, descriptors: [CInt] = []) throws -> (HeldSocketStatus, DescriptorBag) {
+        try onConnection { try $0.socketRequest(type, name: name, descriptors: descriptors) }
+    }
+
+    private func onConnection<Result>(_ exchange: (VoipdConnection) throws -> Result) throws -> Result {
         guard let connection else { throw VoipdError.disconnected }
         do {
-            return try connection.request(type, makeBody, descriptors: descriptors, expecting: expecting)
+            return try exchange(connection)
         } catch VoipdError.disconnected where reconnection.isEnabled {
             connectionLost()
             throw VoipdError.disconnected

@@ -25,8 +25,7 @@ public final class VoipdConnection {
 
     /// Connects to the control socket (resolved as voipd resolves it when `path` is nil).
     public init(socketPath path: String? = nil) throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let resolved = ControlSocketPath.resolve(explicit: path, environment: environment, isRoot: geteuid() == 0) else {
+        guard let resolved = ControlSocketPath.resolve(explicit: path, variable: environmentVariable, isRoot: geteuid() == 0) else {
             throw VoipdError.unexpected(ControlSocketPath.unresolvedMessage)
         }
         socketPath = resolved
@@ -43,9 +42,43 @@ public final class VoipdConnection {
         _ type: MessageType, _ makeBody: (UInt64) -> Body, descriptors: [CInt] = [], expecting: Result.Type,
         timeout: Duration = .seconds(30)
     ) throws -> (Result, DescriptorBag) {
+        try exchange(type, descriptors: descriptors, timeout: timeout,
+                     packet: { try codec.packet(type, makeBody($0), descriptorCount: descriptors.count) },
+                     reply: { try codec.decode(Reply<Result>.self, from: $0) })
+    }
+
+    /// The same for a request and a result written and read directly (`status`, `sockets`,
+    /// `events`): chosen by their types, so that neither is cast at run time. A cast's first
+    /// use looks the conformance up among every one in the program, and a client such as
+    /// `voipctl` makes one request in its whole run.
+    public func request<Body: DirectJSONEncodable, Result: DirectJSONDecodable & Codable & Sendable>(
+        _ type: MessageType, _ makeBody: (UInt64) -> Body, descriptors: [CInt] = [], expecting: Result.Type,
+        timeout: Duration = .seconds(30)
+    ) throws -> (Result, DescriptorBag) {
+        try exchange(type, descriptors: descriptors, timeout: timeout,
+                     packet: { try codec.packet(type, makeBody($0), descriptorCount: descriptors.count) },
+                     reply: { try codec.decode(Reply<Result>.self, from: $0) })
+    }
+
+    /// registerSocket, retrieveSocket or unregisterSocket of the socket `name`, passing
+    /// `descriptors`: the socket's status, and the descriptors that came with the reply
+    /// (a bag, closed unless taken). What an app does for each held socket, as
+    /// ``request(_:_:descriptors:expecting:timeout:)`` does it, with the body and the result
+    /// of known types: written and read directly, with no run-time cast or look-up.
+    public func socketRequest(_ type: MessageType, name: String, descriptors: [CInt] = []) throws -> (HeldSocketStatus, DescriptorBag) {
+        let (result, bag) = try exchange(type, descriptors: descriptors, timeout: .seconds(30),
+                                         packet: { try codec.packet(type, SocketNameRequest(id: $0, name: name), descriptorCount: descriptors.count) },
+                                         reply: { try codec.decode(Reply<SocketResult>.self, from: $0) })
+        return (result.socket, bag)
+    }
+
+    /// Sends the packet `packet` makes for the request's id, and waits for the reply,
+    /// read by `decodeReply`.
+    private func exchange<Result>(_ type: MessageType, descriptors: [CInt], timeout: Duration, packet: (UInt64) throws -> [UInt8],
+                                  reply decodeReply: (ArraySlice<UInt8>) throws -> Reply<Result>) throws -> (Result, DescriptorBag) {
         let id = nextRequestID
         nextRequestID += 1
-        try sendFrame(type, makeBody(id), descriptors: descriptors)
+        try sendPacket(packet(id), descriptors: descriptors)
         let deadline = MonotonicInstant.now + timeout
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
@@ -54,7 +87,7 @@ public final class VoipdConnection {
             let reply: Reply<Result>
             let header: ReplyHeader
             do {
-                reply = try codec.decode(Reply<Result>.self, from: frame.body)
+                reply = try decodeReply(frame.body)
                 header = ReplyHeader(id: reply.id, ok: reply.ok, error: reply.error)
             } catch {
                 header = try decode(ReplyHeader.self, frame.body)
@@ -109,9 +142,13 @@ public final class VoipdConnection {
 
     /// Sends a frame on the (blocking) connection.
     private func sendFrame(_ type: MessageType, _ body: some Encodable, descriptors: [CInt] = []) throws {
+        try sendPacket(codec.packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
+    }
+
+    private func sendPacket(_ packet: [UInt8], descriptors: [CInt]) throws {
         do {
             // A blocking socket waits for room rather than saying it would block.
-            guard case .processed = try codec.send(type, body, on: descriptor, descriptors: descriptors) else {
+            guard case .processed = try Socket.send(descriptor, bytes: packet, descriptors: descriptors) else {
                 throw VoipdError.system(.wouldBlock)
             }
         } catch let error as Errno {
@@ -165,10 +202,22 @@ public final class VoipdConnection {
         }
     }
 
-    /// Waits up to the timeout for a frame; nil when none came.
+    /// How long one blocking receive waits at most (`SO_RCVTIMEO`, set once), in ms.
+    private static let receiveSlice: Int32 = 1000
+    private var receiveSliceSet = false
+
+    /// Waits up to the timeout for a frame; nil when none came (or, for a long timeout, none
+    /// came within ``receiveSlice``: the caller asks again until its deadline). A wait of a
+    /// slice or more is the receive itself, bounded by `SO_RCVTIMEO`: a reply costs one
+    /// system call, not a `poll` and then the read. A shorter one polls first.
     private func receiveFrame(timeoutMilliseconds: Int32) throws -> IncomingFrame? {
         do {
-            guard try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+            if timeoutMilliseconds >= 0 && timeoutMilliseconds < Self.receiveSlice {
+                guard try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+            } else if !receiveSliceSet {
+                try Socket.setReceiveTimeout(descriptor, milliseconds: Int(Self.receiveSlice))
+                receiveSliceSet = true
+            }
         } catch {
             throw VoipdError.system(error)
         }
@@ -192,6 +241,11 @@ public final class VoipdConnection {
             throw VoipdError.unexpected("\(error)")
         }
     }
+}
+
+/// An environment variable's value (`getenv`), nil when it is not set.
+func environmentVariable(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
 }
 
 /// The fields every event has.

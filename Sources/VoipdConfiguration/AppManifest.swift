@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import VoipdAdoption
 import VoipdLifecycle
+import VoipdSystem
 
 /// One app's manifest: how to start it and what it may do. One JSON file per app in the
 /// apps directory; docs/CONFIGURATION.md describes every key.
@@ -102,10 +103,10 @@ public enum ManifestCatalog {
                             timeScale: Double = 1) -> (manifests: [String: ResolvedManifest], errors: [ConfigurationError]) {
         let entries: [String]
         do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+            entries = try DirectoryEntry.names(in: directory)
         } catch {
             // No apps directory is no manifests; one that cannot be read is said, not taken for none.
-            guard FileManager.default.fileExists(atPath: directory) else { return ([:], []) }
+            guard error.rawValue != ENOENT else { return ([:], []) }
             return ([:], [ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(error)")])
         }
         var manifests: [String: ResolvedManifest] = [:]

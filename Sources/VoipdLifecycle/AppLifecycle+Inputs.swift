@@ -6,7 +6,7 @@ extension AppLifecycle {
         switch input {
         case .launched(let inBackground, let reason): launched(inBackground: inBackground, reason: reason, &turn)
         case .launchFailed(let message): launchFailed(message, &turn)
-        case .takenBackSuspended(let reason): takenBackSuspended(reason: reason, &turn)
+        case .takenBackSuspended(let reason, let keepAlive): takenBackSuspended(reason: reason, keepAlive: keepAlive, &turn)
         case .connected: connected(&turn)
         case .disconnected: disconnected(&turn)
         case .foregroundRequested: foregroundRequested(&turn)
@@ -15,6 +15,7 @@ extension AppLifecycle {
         case .interruptionEnded: interruptionEnded(&turn)
         case .acknowledged(let id): acknowledged(id, &turn)
         case .stopConfirmed: stopConfirmed(&turn)
+        case .stopFailed(let message): stopFailed(message, &turn)
         case .socketReady(let readiness): socketReady(readiness, &turn)
         case .transferEventsReady(let delivery): transferEventsReady(delivery, &turn)
         case .processExited(let end): processExited(end, &turn)
@@ -60,8 +61,10 @@ extension AppLifecycle {
 
     /// Suspended as it was found: its sockets armed, the timers of a suspension started; not
     /// a launch (no launch is counted). A process that speaks the protocol is expected to
-    /// connect once woken (``wake(reason:_:)`` starts the wait for it).
-    private mutating func takenBackSuspended(reason: String, _ turn: inout Turn) {
+    /// connect once woken (``wake(reason:_:)`` starts the wait for it). Its recorded
+    /// keep-alive goes on, due when it was (at once if that passed while no voipd ran), at
+    /// least the minimum this voipd allows.
+    private mutating func takenBackSuspended(reason: String, keepAlive: RecordedKeepAlive?, _ turn: inout Turn) {
         guard !phase.isAlive else { return turn.reject("already running") }
         // Events wait for it (a transfer's results): it is resumed to take them, not kept stopped.
         guard dormant.outbox.isEmpty else { return turn.reject("events wait for it") }
@@ -71,6 +74,11 @@ extension AppLifecycle {
         enter(.running(Running(phase: .suspended, goal: .background, link: link, outbox: outbox)), reason, &turn)
         turn.emit(.armSockets)
         startSuspensionTimers(&turn)
+        if let keepAlive, keepAlive.interval > .zero {
+            let interval = max(keepAlive.interval, keepAliveMinimum)
+            running.keepAliveInterval = interval
+            turn.emit(.startTimer(.keepAlive, after: keepAlive.firstDelay(at: turn.now, interval: interval)))
+        }
     }
 
     private mutating func launchFailed(_ message: String, _ turn: inout Turn) {
@@ -140,6 +148,20 @@ extension AppLifecycle {
         turn.emit(.armSockets)
         enter(.suspended, reason, &turn)
         startSuspensionTimers(&turn)
+    }
+
+    /// The app could not be stopped, and runs on: waiting for a stop that will never come (or,
+    /// suspended, found running after someone else's `SIGCONT` and not stopped again), it
+    /// would run in the background unchecked for ever, its sockets watched as if it were
+    /// stopped. It is continued (a freezer may have frozen part of it) and ended as an app
+    /// that exits on suspend is: told willTerminate if it can be told, then killed.
+    private mutating func stopFailed(_ message: String, _ turn: inout Turn) {
+        guard phase.isStopped, pendingTermination == nil else { return }
+        let reason = "could not be suspended: \(message)"
+        turn.emit(.resume)
+        turn.emit(.disarmSockets)
+        enter(.background(taskBudgetDeadline: nil, wakeUnhandled: false), reason, &turn)
+        beginTermination(TerminationReason(.suspendFailed, reason), &turn)
     }
 
     /// What a suspension starts: the reclaim of a locked screen, and the timers of the reclaim

@@ -49,6 +49,18 @@ public struct AppLifecycle: Sendable, Codable {
         return turn.outcome
     }
 
+    /// Takes a new count of held sockets without an input when recording it is all
+    /// `.heldSocketsChanged` would do: for a running app that is not stopped, whose steps
+    /// the count does not enter into (it decides whether a dead app is relaunched by data,
+    /// and whether a stopped one's new socket is watched), and whose state is settled after
+    /// the last input. False: feed the input. A registration or release then costs the
+    /// daemon no turn of the machine.
+    public mutating func takeHeldSocketCountQuietly(_ count: Int) -> Bool {
+        guard phase.isAlive, !phase.isStopped else { return false }
+        heldSockets = count
+        return true
+    }
+
     /// Whether `.socketReady` would resume the app now: a question about the next input
     /// that changes nothing, so that the daemon can send the resume first on the wake path
     /// (the `.resume` in the answer to the input then finds the process already running).

@@ -40,10 +40,12 @@ public enum LifecycleTimer: String, Hashable, Sendable, CaseIterable, Codable {
 public enum LifecycleInput: Equatable, Sendable {
     /// The process was started (by `voipctl launch`, a relaunch, or adopted on connect).
     case launched(inBackground: Bool, reason: String)
-    /// A process an earlier voipd started and left suspended (frozen by the cgroup freezer)
-    /// is supervised again as it is, without running it: voipd holds its VoIP sockets, and
-    /// they wake it. It connects again once woken.
-    case takenBackSuspended(reason: String)
+    /// A process an earlier voipd started and left suspended (frozen by the cgroup freezer,
+    /// or stopped with SIGSTOP) is supervised again as it is, without running it: voipd
+    /// holds its VoIP sockets, and they wake it. It connects again once woken. Its
+    /// keep-alive, when that voipd recorded one, goes on (it cannot ask for it again before
+    /// it runs).
+    case takenBackSuspended(reason: String, keepAlive: RecordedKeepAlive?)
     /// The process could not be started.
     case launchFailed(String)
     /// The app identified itself on a control connection.
@@ -60,6 +62,10 @@ public enum LifecycleInput: Equatable, Sendable {
     case acknowledged(eventID: UInt64)
     /// The kernel confirmed the process is stopped.
     case stopConfirmed
+    /// The stop asked for (`.suspend`) failed: the signal could not be sent, or the freezer
+    /// not written (the system's error in words); or a suspended process found running
+    /// (someone else's `SIGCONT`) could not be stopped again. The process runs on.
+    case stopFailed(String)
     /// Data or a hang-up on a held VoIP socket.
     case socketReady(SocketReadiness)
     /// Background transfers have events for the app (docs/TRANSFERS.md): a suspended app is

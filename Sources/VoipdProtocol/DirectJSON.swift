@@ -15,21 +15,26 @@ extension DirectJSONEncodable {
 }
 
 /// Appends an object's fields to a byte buffer, taken from the caller and given back at the
-/// end, so that appending never copies it.
+/// end, so that appending never copies it. What generic bodies (`Reply`) call is inlinable,
+/// so that they are specialised where they are encoded, not looked up at run time.
+@usableFromInline
 struct JSONAppender {
-    private var output: [UInt8]
-    private var first = true
+    @usableFromInline var output: [UInt8]
+    @usableFromInline var first = true
 
-    private init(taking output: inout [UInt8]) {
+    @inlinable
+    init(taking output: inout [UInt8]) {
         self.output = output
         output = []
     }
 
-    private mutating func finish(into output: inout [UInt8]) {
+    @inlinable
+    mutating func finish(into output: inout [UInt8]) {
         swap(&self.output, &output)
     }
 
     /// An object of the fields `fields` appends, at the end of `output`.
+    @inlinable
     static func object(into output: inout [UInt8], _ fields: (inout JSONAppender) -> Void) {
         var json = JSONAppender(taking: &output)
         json.output.append(UInt8(ascii: "{"))
@@ -38,7 +43,8 @@ struct JSONAppender {
         json.finish(into: &output)
     }
 
-    private mutating func key(_ name: StaticString) {
+    @usableFromInline
+    mutating func key(_ name: StaticString) {
         if !first { output.append(UInt8(ascii: ",")) }
         first = false
         output.append(UInt8(ascii: "\""))
@@ -47,11 +53,13 @@ struct JSONAppender {
         output.append(UInt8(ascii: ":"))
     }
 
+    @usableFromInline
     mutating func field(_ name: StaticString, _ value: String) {
         key(name)
         string(value)
     }
 
+    @usableFromInline
     mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
         if value {
@@ -61,6 +69,7 @@ struct JSONAppender {
         }
     }
 
+    @inlinable
     mutating func field<T: FixedWidthInteger>(_ name: StaticString, _ value: T) {
         key(name)
         if value < 0 {
@@ -72,7 +81,8 @@ struct JSONAppender {
     }
 
     /// The decimal digits of `value`, without a String in between.
-    private mutating func digits(_ value: UInt64) {
+    @usableFromInline
+    mutating func digits(_ value: UInt64) {
         var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &buffer) { bytes in
             var rest = value
@@ -90,12 +100,16 @@ struct JSONAppender {
         key(name)
         // Swift's description is the shortest representation that reads back the same, as
         // JSONEncoder writes it; integral values lose their ".0" there too.
+        // Its bytes are ASCII: looked at as bytes, not compared as a String.
         var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        output.append(contentsOf: text.utf8)
+        text.withUTF8 { bytes in
+            let integral = bytes.count >= 2 && bytes[bytes.count - 2] == UInt8(ascii: ".") && bytes[bytes.count - 1] == UInt8(ascii: "0")
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<(integral ? bytes.count - 2 : bytes.count)]))
+        }
     }
 
     /// A nested value under `name`.
+    @inlinable
     mutating func field(_ name: StaticString, _ value: some DirectJSONEncodable) {
         key(name)
         value.appendJSON(to: &output)

@@ -15,7 +15,7 @@ extension NamedRequest: DirectJSONEncodable, DirectJSONDecodable {
 
     private static let keys: [StaticString] = ["id", "name"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         guard let (id, name) = reader.twoKeyObject(keys: Self.keys, { $0.integer(UInt64.self) }, { $0.string() }) else { return nil }
         self.init(id: id, name: name)
     }
@@ -30,7 +30,7 @@ extension AcknowledgeMessage: DirectJSONEncodable, DirectJSONDecodable {
 
     private static let keys: [StaticString] = ["event"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         guard let event = reader.oneKeyObject(keys: Self.keys, { $0.integer(UInt64.self) }) else { return nil }
         self.init(event: event)
     }
@@ -39,7 +39,7 @@ extension AcknowledgeMessage: DirectJSONEncodable, DirectJSONDecodable {
 extension RequestID: DirectJSONDecodable {
     private static let keys: [StaticString] = ["id"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         var id: UInt64??
         guard reader.object(keys: Self.keys, { _, reader in
             id = reader.optional { $0.integer(UInt64.self) }
@@ -55,7 +55,7 @@ extension EmptyResult: DirectJSONEncodable, DirectJSONDecodable {
         output.append(UInt8(ascii: "}"))
     }
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         guard reader.object(keys: [], { _, _ in false }) else { return nil }
         self.init()
     }
@@ -79,7 +79,7 @@ extension ProtocolError: DirectJSONEncodable, DirectJSONDecodable {
 
     private static let keys: [StaticString] = ["code", "message"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         guard let (code, message) = reader.twoKeyObject(keys: Self.keys, { $0.string() }, { $0.string() }) else { return nil }
         // As init(from:) reads a code this version does not know.
         if let known = Code(rawValue: code) {
@@ -108,7 +108,7 @@ extension HeldSocketStatus: DirectJSONEncodable, DirectJSONDecodable {
     private static let keys: [StaticString] = ["app", "bytesAvailable", "kind", "name", "peerClosed", "registeredAt", "watching",
                                                "role", "connectionsWaiting"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         var app: String?, name: String?, kind: String?
         var bytesAvailable: Int?
         var peerClosed: Bool?, watching: Bool?
@@ -141,7 +141,7 @@ extension SocketResult: DirectJSONEncodable, DirectJSONDecodable {
 
     private static let keys: [StaticString] = ["socket"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         guard let socket = reader.oneKeyObject(keys: Self.keys, { HeldSocketStatus(directJSON: &$0) }) else { return nil }
         self.init(socket: socket)
     }
@@ -169,7 +169,7 @@ extension EventMessage: DirectJSONDecodable {
     private static let keys: [StaticString] = ["event", "kind", "socket", "bytesAvailable", "peerClosed", "state", "reason",
                                                "connectionsWaiting", "transfers"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+    public init?(directJSON reader: inout DirectJSONReader) {
         var event: UInt64?
         var kind: AppEventKind?
         var socket: String??, bytesAvailable: Int??, peerClosed: Bool??, connectionsWaiting: Int??
@@ -193,7 +193,11 @@ extension EventMessage: DirectJSONDecodable {
     }
 }
 
+// Reply's encoding and decoding are inlinable: a generic body, specialised for its result
+// where it is sent or read (voipd's replies, an app's connection), costs no run-time look-ups
+// of generic metadata on each request.
 extension Reply: DirectJSONEncodable where Result: DirectJSONEncodable {
+    @inlinable
     public func appendJSON(to output: inout [UInt8]) {
         JSONAppender.object(into: &output) { json in
             if let error { json.field("error", error) }
@@ -205,14 +209,17 @@ extension Reply: DirectJSONEncodable where Result: DirectJSONEncodable {
     }
 }
 
-extension Reply: DirectJSONDecodable where Result: DirectJSONDecodable {
-    private static var keys: [StaticString] { ["id", "ok", "result", "error", "more"] }
+/// A reply's keys, in the order ``Reply``'s decoding numbers them.
+@usableFromInline
+let replyKeys: [StaticString] = ["id", "ok", "result", "error", "more"]
 
-    init?(directJSON reader: inout DirectJSONReader) {
+extension Reply: DirectJSONDecodable where Result: DirectJSONDecodable {
+    @inlinable
+    public init?(directJSON reader: inout DirectJSONReader) {
         var id: UInt64?
         var ok: Bool?
         var result: Result??, error: ProtocolError??, more: Bool??
-        guard reader.object(keys: Self.keys, { key, reader in
+        guard reader.object(keys: replyKeys, { key, reader in
             switch key {
             case 0: id = reader.integer(); return id != nil
             case 1: ok = reader.bool(); return ok != nil

@@ -6,20 +6,26 @@
 /// the body with `JSONDecoder`, which accepts or refuses it and says why. So a body either
 /// decodes here to exactly what `JSONDecoder` makes of it, or is left to `JSONDecoder`
 /// (tests and the fuzz target hold the two to that).
-protocol DirectJSONDecodable: Decodable {
+///
+/// Public so that `WireCodec.decode` can be called for such a type without a run-time cast;
+/// only this module reads with a ``DirectJSONReader``.
+public protocol DirectJSONDecodable: Decodable {
     init?(directJSON reader: inout DirectJSONReader)
 }
 
 /// Reads JSON in a strict subset: objects of known keys, strings without escapes, integers
 /// without fraction or exponent, plain decimal numbers, booleans, null; whitespace anywhere
-/// JSON allows it. Every read returns nil (and the reader is done) at anything else.
-struct DirectJSONReader {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+/// JSON allows it. Every read returns nil (and the reader is done) at anything else. What
+/// generic bodies (`Reply`) call is inlinable, so that they are specialised where they are read.
+public struct DirectJSONReader {
+    @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
+    @usableFromInline var index = 0
 
+    @inlinable
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// Decodes a whole body (nothing but whitespace after the value), or nil.
+    @inlinable
     static func decode<T: DirectJSONDecodable>(_ type: T.Type, from body: ArraySlice<UInt8>) -> T? {
         body.withUnsafeBufferPointer { buffer in
             var reader = DirectJSONReader(buffer)
@@ -29,7 +35,8 @@ struct DirectJSONReader {
         }
     }
 
-    private mutating func skipSpace() {
+    @usableFromInline
+    mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0a, 0x0d: index += 1
@@ -62,6 +69,7 @@ struct DirectJSONReader {
     /// reader at its value; it reads the value and returns false if it cannot. The values of
     /// unknown keys are skipped (read and dropped, as JSONDecoder ignores them); a repeated known
     /// key, or anything but an object, is false.
+    @usableFromInline
     mutating func object(keys: [StaticString], _ field: (Int, inout DirectJSONReader) -> Bool) -> Bool {
         guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
         depth += 1
@@ -70,13 +78,14 @@ struct DirectJSONReader {
         var seen: UInt64 = 0
         repeat {
             guard let key = rawString(), take(UInt8(ascii: ":")) else { return false }
+            // Lengths first: most keys differ in length, and no byte of them is looked at.
             if let found = keys.firstIndex(where: { name in
-                name.withUTF8Buffer { $0.count == key.count && zip($0, key).allSatisfy { $0 == $1 } }
+                name.utf8CodeUnitCount == key.count && name.withUTF8Buffer { $0.elementsEqual(key) }
             }) {
                 guard seen & (1 << found) == 0, field(found, &self) else { return false }
                 seen |= 1 << found
             } else {
-                guard String(validating: key, as: UTF8.self) != nil, skipValue() else { return false }
+                guard Self.validString(key) != nil, skipValue() else { return false }
             }
         } while take(UInt8(ascii: ","))
         return take(UInt8(ascii: "}"))
@@ -110,8 +119,22 @@ struct DirectJSONReader {
         return (one, two)
     }
 
+    /// Reads an array whose every element `element` reads: nil when it is not such an array.
+    mutating func array<T>(_ element: (inout DirectJSONReader) -> T?) -> [T]? {
+        guard depth < Self.maximumDepth, take(UInt8(ascii: "[")) else { return nil }
+        depth += 1
+        defer { depth -= 1 }
+        var values: [T] = []
+        if take(UInt8(ascii: "]")) { return values }
+        repeat {
+            guard let value = element(&self) else { return nil }
+            values.append(value)
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "]")) ? values : nil
+    }
+
     private static let maximumDepth = 32
-    private var depth = 0
+    @usableFromInline var depth = 0
 
     /// Reads any value of the subset and drops it.
     private mutating func skipValue() -> Bool {
@@ -155,9 +178,18 @@ struct DirectJSONReader {
     mutating func string() -> String? {
         guard let raw = rawString() else { return nil }
         // Invalid UTF-8 is JSONDecoder's to refuse.
-        return String(validating: raw, as: UTF8.self)
+        return Self.validString(raw)
     }
 
+    /// The string of UTF-8 bytes, or nil if they are not valid UTF-8. ASCII, what names and
+    /// kinds are, is valid as it is: `String(validating:as:)` is generic in the standard
+    /// library and not specialised, and its run-time look-ups cost more than the check.
+    private static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    @usableFromInline
     mutating func bool() -> Bool? {
         if take("true") { return true }
         if take("false") { return false }
@@ -165,9 +197,11 @@ struct DirectJSONReader {
     }
 
     /// Whether `null` is next (consumed if so).
+    @usableFromInline
     mutating func null() -> Bool { take("null") }
 
     /// An integer in `T`'s range, written without fraction or exponent.
+    @inlinable
     mutating func integer<T: FixedWidthInteger>(_: T.Type = T.self) -> T? {
         skipSpace()
         let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
@@ -227,6 +261,7 @@ struct DirectJSONReader {
     }
 
     /// A value that may be `null`: `.some(nil)` for null, `.some(value)`, or nil when neither.
+    @inlinable
     mutating func optional<T>(_ read: (inout DirectJSONReader) -> T?) -> T?? {
         if null() { return .some(nil) }
         return read(&self).map { .some($0) }

@@ -25,6 +25,15 @@ public enum Frame {
         return packet
     }
 
+    /// A header for a body to be appended in place, with room for `bodyCapacity` bytes of it;
+    /// ``setBodyLength(of:)`` then writes its length.
+    public static func header(type: MessageType, descriptorCount: Int, bodyCapacity: Int) -> [UInt8] {
+        var packet = [UInt8]()
+        packet.reserveCapacity(headerSize + bodyCapacity)
+        FrameHeader(bodyLength: 0, type: type.rawValue, descriptors: UInt8(descriptorCount), version: version).append(to: &packet)
+        return packet
+    }
+
     /// Writes the length of what follows the header into a packet built in place (a header
     /// for an empty body, then the body appended).
     public static func setBodyLength(of packet: inout [UInt8]) {

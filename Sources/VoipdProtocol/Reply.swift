@@ -29,6 +29,7 @@ public struct Reply<Result: Codable & Sendable>: Codable, Sendable {
     }
 
     /// Every field as read.
+    @usableFromInline
     init(id: UInt64, ok: Bool, result: Result?, error: ProtocolError?, more: Bool?) {
         self.id = id
         self.ok = ok

@@ -304,18 +304,27 @@ public enum PowerSetting: String, Codable, Sendable, CaseIterable {
     case externalPower, battery, auto
 }
 
-/// `systemCommand` `network`: the network as background transfers see it; each field left
-/// out keeps its value. `expensive` overrides the configuration (metered: cellular, a hotspot).
+/// `systemCommand` `network`: the network as background transfers see it. Each field given
+/// stays over what the system says until it is named in `auto`; each field left out keeps
+/// its value. `expensive` overrides the configuration (metered: cellular, a hotspot).
 public struct NetworkSetting: Codable, Sendable, Equatable {
+    /// A field of the setting, as `auto` names it.
+    public enum Field: String, Codable, Sendable, CaseIterable {
+        case expensive, kind, available
+    }
+
     public var expensive: Bool?
     /// `wifi`, `cellular`, `ethernet`, `other`…: whose daily budget is spent.
     public var kind: String?
     public var available: Bool?
+    /// The fields that go back to what the system says.
+    public var auto: [Field]?
 
-    public init(expensive: Bool? = nil, kind: String? = nil, available: Bool? = nil) {
+    public init(expensive: Bool? = nil, kind: String? = nil, available: Bool? = nil, auto: [Field]? = nil) {
         self.expensive = expensive
         self.kind = kind
         self.available = available
+        self.auto = auto
     }
 }
 
@@ -327,12 +336,27 @@ public struct TransferConditionsResult: Codable, Sendable, Equatable {
     public var networkAvailable: Bool
     public var networkKind: String
     public var expensive: Bool
+    /// The network's fields set by `voipctl network` rather than read from the system.
+    public var networkOverridden: [NetworkSetting.Field]
 
-    public init(power: PowerSource, powerOverridden: Bool, networkAvailable: Bool, networkKind: String, expensive: Bool) {
+    public init(power: PowerSource, powerOverridden: Bool, networkAvailable: Bool, networkKind: String, expensive: Bool,
+                networkOverridden: [NetworkSetting.Field] = []) {
         self.power = power
         self.powerOverridden = powerOverridden
         self.networkAvailable = networkAvailable
         self.networkKind = networkKind
         self.expensive = expensive
+        self.networkOverridden = networkOverridden
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        power = try container.decode(PowerSource.self, forKey: .power)
+        powerOverridden = try container.decode(Bool.self, forKey: .powerOverridden)
+        networkAvailable = try container.decode(Bool.self, forKey: .networkAvailable)
+        networkKind = try container.decode(String.self, forKey: .networkKind)
+        expensive = try container.decode(Bool.self, forKey: .expensive)
+        // A voipd from before `auto` does not say.
+        networkOverridden = try container.decodeIfPresent([NetworkSetting.Field].self, forKey: .networkOverridden) ?? []
     }
 }

@@ -7,23 +7,68 @@ public final class WireCodec {
     private let decoder = JSONDecoder()
     /// Where ``encodedSize(_:)`` writes, its capacity kept.
     private var scratch: [UInt8] = []
+    private var receiveStorage: UnsafeMutableRawBufferPointer?
 
     public init() {
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
+    deinit { receiveStorage?.deallocate() }
+
+    /// Where VoipdProtocolIO reads a packet: room for the largest and one byte more (a
+    /// longer one shows as cut). Allocated when first asked for and kept, so that a packet
+    /// of tens of bytes does not cost an allocation of 64 KiB; its pages are touched only as
+    /// far as packets reach.
+    public var receiveBuffer: UnsafeMutableRawBufferPointer {
+        if let receiveStorage { return receiveStorage }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Frame.maximumSize + 1, alignment: 1)
+        receiveStorage = buffer
+        return buffer
+    }
+
     /// A whole packet: header and JSON body.
     public func packet(_ type: MessageType, _ body: some Encodable, descriptorCount: Int = 0) throws -> [UInt8] {
-        if let direct = body as? any DirectJSONEncodable, direct.encodesDirectly {
-            var packet = Frame.encode(type: type, body: [], descriptorCount: descriptorCount)
-            direct.appendJSON(to: &packet)
-            guard packet.count <= Frame.maximumSize else {
-                throw ProtocolError(.frameTooLarge, "a \(type) body of \(packet.count - Frame.headerSize) bytes does not fit in one frame")
-            }
-            Frame.setBodyLength(of: &packet)
-            return packet
+        if let direct = body as? any DirectJSONEncodable {
+            return try directPacket(type, direct, descriptorCount: descriptorCount)
         }
+        return try encodedPacket(type, body, descriptorCount: descriptorCount)
+    }
+
+    /// A whole packet whose body writes itself (``DirectJSONEncodable``): no run-time cast,
+    /// and, inlined where it is called with the body's type, nothing looked up at run time
+    /// either (the request path's requests and replies, the wake's events).
+    @inlinable
+    public func packet(_ type: MessageType, _ body: some DirectJSONEncodable, descriptorCount: Int = 0) throws -> [UInt8] {
+        try directPacket(type, body, descriptorCount: descriptorCount)
+    }
+
+    @inlinable
+    func directPacket(_ type: MessageType, _ body: some DirectJSONEncodable, descriptorCount: Int) throws -> [UInt8] {
+        guard body.encodesDirectly else { return try encodedPacket(type, body, descriptorCount: descriptorCount) }
+        var packet = Frame.header(type: type, descriptorCount: descriptorCount, bodyCapacity: Self.directBodyCapacity)
+        body.appendJSON(to: &packet)
+        try Self.finishDirectPacket(&packet, type)
+        return packet
+    }
+
+    /// Room made for a body written directly: a reply holding a socket's status fits, so
+    /// appending it does not grow the array several times over.
+    @inlinable
+    static var directBodyCapacity: Int { 256 }
+
+    /// Checks a packet written in place fits in a frame, and writes its body's length.
+    @usableFromInline
+    static func finishDirectPacket(_ packet: inout [UInt8], _ type: MessageType) throws {
+        guard packet.count <= Frame.maximumSize else {
+            throw ProtocolError(.frameTooLarge, "a \(type) body of \(packet.count - Frame.headerSize) bytes does not fit in one frame")
+        }
+        Frame.setBodyLength(of: &packet)
+    }
+
+    /// A packet whose body JSONEncoder writes.
+    @usableFromInline
+    func encodedPacket(_ type: MessageType, _ body: some Encodable, descriptorCount: Int) throws -> [UInt8] {
         let json = try encoder.encode(body)
         guard Frame.headerSize + json.count <= Frame.maximumSize else {
             throw ProtocolError(.frameTooLarge, "a \(type) body of \(json.count) bytes does not fit in one frame")
@@ -45,9 +90,28 @@ public final class WireCodec {
     /// plain form clients write are read directly (``DirectJSONDecodable``); anything else,
     /// and everything that is not valid, goes to JSONDecoder.
     public func decode<T: Decodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
-        if let direct = T.self as? any DirectJSONDecodable.Type, let value = DirectJSONReader.decode(direct, from: body) as? T {
-            return value
+        if let direct = T.self as? any DirectJSONDecodable.Type {
+            return try directDecode(direct, from: body) as! T
         }
+        return try decodeWithFoundation(T.self, from: body)
+    }
+
+    /// Decodes a body of a type that can be read directly, as the decoding of any type does,
+    /// without a run-time cast, and inlined where it is called with the type.
+    @inlinable
+    public func decode<T: DirectJSONDecodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
+        try directDecode(T.self, from: body)
+    }
+
+    @inlinable
+    func directDecode<T: DirectJSONDecodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
+        if let value = DirectJSONReader.decode(T.self, from: body) { return value }
+        return try decodeWithFoundation(T.self, from: body)
+    }
+
+    /// JSONDecoder's reading: what a body not in the plain form decodes to, or why it does not.
+    @usableFromInline
+    func decodeWithFoundation<T: Decodable>(_ type: T.Type, from body: ArraySlice<UInt8>) throws(ProtocolError) -> T {
         do {
             return try decoder.decode(T.self, from: Data(body))
         } catch let error as DecodingError {

@@ -17,7 +17,7 @@ extension WireCodec {
     /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
     /// ``IOResult/wouldBlock`` when nothing is waiting.
     public func receive(from socket: borrowing FileDescriptor, maxDescriptors: Int = Frame.maximumDescriptors) throws -> IOResult<Received> {
-        guard case .processed(let message) = try Socket.receive(socket, maxBytes: Frame.maximumSize + 1, maxDescriptors: maxDescriptors) else {
+        guard case .processed(let message) = try Socket.receive(socket, into: receiveBuffer, maxDescriptors: maxDescriptors) else {
             return .wouldBlock
         }
         if message.isEndOfStream && message.descriptors.count == 0 { return .processed(.endOfStream) }

@@ -13,4 +13,19 @@ public enum DirectoryEntry {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
+
+    /// The names in the directory at `path`, in no particular order, without `.` and `..`.
+    /// What `FileManager.contentsOfDirectory(atPath:)` gives, without what it brings along
+    /// at first use (its state, and a `URL` parsed for the error it may throw): voipd reads
+    /// its apps directory before READY=1.
+    public static func names(in path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current("opendir(\(path))") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = Self.name(entry)
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
 }

@@ -62,6 +62,14 @@ extension Socket {
         }.get()
     }
 
+    /// As ``receive(_:maxBytes:maxDescriptors:)``, into the caller's scratch `buffer` (its
+    /// size is the most bytes read): a reader that keeps one spares an allocation of the
+    /// largest packet for every packet.
+    public static func receive(_ socket: borrowing FileDescriptor, into buffer: UnsafeMutableRawBufferPointer,
+                               maxDescriptors: Int) throws(Errno) -> IOResult<ReceivedMessage> {
+        try receive(socket.rawValue, into: buffer, maxDescriptors: maxDescriptors).get()
+    }
+
     private static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, maxDescriptors: Int) -> Result<IOResult<ReceivedMessage>, Errno> {
         var received: [CInt] = []
         var flags: CInt = 0

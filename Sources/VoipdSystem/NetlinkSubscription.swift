@@ -13,8 +13,12 @@ public struct NetlinkSubscription: ~Copyable {
         public static let link: UInt32 = 0x1
         public static let ipv4Address: UInt32 = 0x10
         public static let ipv4Route: UInt32 = 0x40
+        public static let ipv4Rule: UInt32 = 0x80
         public static let ipv6Address: UInt32 = 0x100
         public static let ipv6Route: UInt32 = 0x400
+        /// `RTNLGRP_IPV6_RULE`: a group number past the 32 bits of `nl_groups`, joined with
+        /// `NETLINK_ADD_MEMBERSHIP` (``init(protocol:groups:memberships:receiveBuffer:)``).
+        public static let ipv6RuleMembership: CInt = 19
     }
 
     /// `NETLINK_ROUTE` (`<linux/netlink.h>`), whose groups are ``RouteGroup``'s.
@@ -27,8 +31,9 @@ public struct NetlinkSubscription: ~Copyable {
 
     /// Opens a socket of `netlinkProtocol` joined to `groups`, with a receive buffer of at
     /// least `receiveBuffer` bytes (a burst of events must not overflow it; if one does,
-    /// ``receiveAll(limit:)`` says so and the reader reads the state afresh).
-    public init(protocol netlinkProtocol: CInt, groups: UInt32, receiveBuffer: Int = 256 << 10) throws(Errno) {
+    /// ``receiveAll(limit:)`` says so and the reader reads the state afresh). `memberships`
+    /// are groups joined by number, for those `groups`' bits cannot name.
+    public init(protocol netlinkProtocol: CInt, groups: UInt32, memberships: [CInt] = [], receiveBuffer: Int = 256 << 10) throws(Errno) {
         let socket = FileDescriptor(adopting: try valueOrErrno("socket(AF_NETLINK, \(netlinkProtocol))") {
             Glibc.socket(voipd_AF_NETLINK, CInt(SOCK_RAW.rawValue) | voipd_SOCK_CLOEXEC | voipd_SOCK_NONBLOCK, netlinkProtocol)
         })
@@ -42,6 +47,13 @@ public struct NetlinkSubscription: ~Copyable {
         _ = try valueOrErrno("bind(AF_NETLINK, groups \(groups))") {
             withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.rawValue, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
+            }
+        }
+        for group in memberships {
+            var number = group
+            // SOL_NETLINK, NETLINK_ADD_MEMBERSHIP (<linux/netlink.h>).
+            _ = try valueOrErrno("setsockopt(NETLINK_ADD_MEMBERSHIP, \(group))") {
+                setsockopt(socket.rawValue, 270, 1, &number, socklen_t(MemoryLayout<CInt>.size))
             }
         }
         descriptor = socket
@@ -121,6 +133,8 @@ public enum RouteNetlinkMessages {
     public static let deleteAddress: UInt16 = 21
     public static let newRoute: UInt16 = 24
     public static let deleteRoute: UInt16 = 25
+    public static let newRule: UInt16 = 32
+    public static let deleteRule: UInt16 = 33
 
     /// The types of the messages in `datagram`, in order; a truncated message ends the list.
     public static func types(in datagram: [UInt8]) -> [UInt16] {
@@ -139,9 +153,9 @@ public enum RouteNetlinkMessages {
         return types
     }
 
-    /// Whether a message of this type changes which network is up: a link, an address or a
-    /// route that came or went.
+    /// Whether a message of this type changes which network is up: a link, an address, a
+    /// route or a routing rule that came or went.
     public static func changesConnectivity(_ type: UInt16) -> Bool {
-        [newLink, deleteLink, newAddress, deleteAddress, newRoute, deleteRoute].contains(type)
+        [newLink, deleteLink, newAddress, deleteAddress, newRoute, deleteRoute, newRule, deleteRule].contains(type)
     }
 }

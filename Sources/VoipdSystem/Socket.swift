@@ -218,6 +218,13 @@ public enum Socket {
         }
     }
 
+    /// `SO_RCVTIMEO`: a blocking receive on `fd` waits at most `timeout` (a whole number of
+    /// milliseconds), then fails with `EAGAIN` (``IOResult/wouldBlock``).
+    public static func setReceiveTimeout(_ fd: borrowing FileDescriptor, milliseconds: Int) throws(Errno) {
+        var value = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        _ = try valueOrErrno("setsockopt(SO_RCVTIMEO)") { setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) }
+    }
+
     static func intOption(_ fd: borrowing FileDescriptor, _ level: CInt, _ name: CInt, _ call: StaticString) throws(Errno) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
@@ -233,21 +240,24 @@ public enum Socket {
     /// Whether `fd` is a socket at all, and if so what kind (`getsockopt`, `getpeername`).
     /// Nil for a pipe, a file, …
     public static func kind(of fd: borrowing FileDescriptor) throws(Errno) -> SocketKind? {
-        // As few calls as tell it (a registration makes them): anything but a socket
-        // answers the first with ENOTSOCK; a connected socket is not listening, nor is a
-        // datagram socket.
-        let domain: CInt
+        // As few calls as tell it (a registration makes them, two for the usual connected
+        // socket): anything but a socket answers the first with ENOTSOCK; a connected
+        // socket's peer address carries its domain (the family of a socket's addresses is
+        // its domain), and it is not listening, nor is a datagram socket.
+        let type: CInt
         do {
-            domain = try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
+            type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
         } catch .notASocket {
             return nil
         }
-        let type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let connected = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd.rawValue, $0, &length) == 0 }
         }
+        let domain = connected && length >= MemoryLayout<sa_family_t>.size && storage.ss_family != sa_family_t(AF_UNSPEC)
+            ? CInt(storage.ss_family)
+            : try intOption(fd, SOL_SOCKET, SO_DOMAIN, "getsockopt(SO_DOMAIN)")
         var listening = false
         if !connected && type != datagramType {
             listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0

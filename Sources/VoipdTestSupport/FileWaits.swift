@@ -25,6 +25,32 @@ public func waitForContent(of path: String, until deadline: MonotonicInstant, _ 
     return try waitForChange(watch, until: deadline) { satisfied(ProcFS.read(path) ?? "") }
 }
 
+/// How a wait for what a program writes to a file ended.
+public enum ProgramOutputWait: Equatable, Sendable {
+    /// The file's content satisfied the condition.
+    case satisfied
+    /// The program ended first, without writing what was awaited (all it wrote was read).
+    case ended
+    /// The deadline passed first.
+    case timedOut
+}
+
+/// Waits until what the file at `path` holds satisfies `satisfied`, woken by inotify each
+/// time the file changes, unless the program writing it ends first (`process`: its pidfd,
+/// readable once it has ended; a program that cannot start ends without writing what is
+/// awaited, and waiting on until `deadline` would only hide that).
+public func waitForContent(of path: String, whileRunning process: borrowing FileDescriptor, until deadline: MonotonicInstant,
+                           _ satisfied: (String) -> Bool) throws -> ProgramOutputWait {
+    let watch = try inotifyWatch(directory(of: path), events: IN_CREATE | IN_MODIFY | IN_MOVED_TO)
+    return try waitForChange(watch, orEndOf: process.rawValue, until: deadline) { satisfied(ProcFS.read(path) ?? "") }
+}
+
+/// What the file at `path` holds past its first `offset` bytes (what a program appended to a
+/// log since its size was `offset`).
+public func fileText(_ path: String, from offset: Int64) -> String {
+    String(decoding: (ProcFS.read(path) ?? "").utf8.dropFirst(Int(offset)), as: UTF8.self)
+}
+
 /// Waits until nothing is at `path` (a file another process removes), woken by inotify on
 /// its directory: false if `deadline` passes first.
 public func waitForRemoval(_ path: String, until deadline: MonotonicInstant) throws -> Bool {
@@ -63,11 +89,22 @@ private func inotifyWatch(_ path: String, events: CInt) throws -> FileDescriptor
 
 /// Reads `watch`'s events until `done()` holds or `deadline` passes.
 private func waitForChange(_ watch: borrowing FileDescriptor, until deadline: MonotonicInstant, _ done: () -> Bool) throws -> Bool {
+    try waitForChange(watch, orEndOf: nil, until: deadline, done) == .satisfied
+}
+
+/// Reads `watch`'s events until `done()` holds, `deadline` passes, or the pidfd `process`
+/// becomes readable (its process has ended; `done()` is asked once more then, as the
+/// program's last words may be what it awaits).
+private func waitForChange(_ watch: borrowing FileDescriptor, orEndOf process: CInt?, until deadline: MonotonicInstant,
+                           _ done: () -> Bool) throws -> ProgramOutputWait {
+    var watched = [pollfd(fd: watch.rawValue, events: Int16(POLLIN), revents: 0)]
+    if let process { watched.append(pollfd(fd: process, events: Int16(POLLIN), revents: 0)) }
     while !done() {
-        guard MonotonicInstant.now < deadline else { return false }
-        if try waitReadable(watch, timeoutMilliseconds: pollTimeout(until: deadline)) {
-            _ = try watch.read(upTo: 4096)
-        }
+        guard MonotonicInstant.now < deadline else { return .timedOut }
+        for index in watched.indices { watched[index].revents = 0 }
+        guard try poll(&watched, timeoutMilliseconds: pollTimeout(until: deadline)) > 0 else { continue }
+        if watched[0].revents != 0 { _ = try watch.read(upTo: 4096) }
+        if watched.count > 1 && watched[1].revents != 0 { return done() ? .satisfied : .ended }
     }
-    return true
+    return .satisfied
 }

@@ -10,6 +10,16 @@ public enum PortBindOutcome<Started> {
     case addressInUse(String)
 }
 
+extension PortBindOutcome {
+    /// The same outcome, what the start made of it changed by `transform`.
+    public func map<Other>(_ transform: (Started) throws -> Other) rethrows -> PortBindOutcome<Other> {
+        switch self {
+        case .bound(let started): .bound(try transform(started))
+        case .addressInUse(let detail): .addressInUse(detail)
+        }
+    }
+}
+
 /// Every port tried was taken before the program could bind it.
 public struct PortCollisions: Error, CustomStringConvertible {
     public let program: String
@@ -47,4 +57,11 @@ public func startOnFreePort<Started>(_ program: String, attempts: Int = 5, pickP
 /// strerror(EADDRINUSE) in its log.
 public func reportsAddressInUse(exitStatus: Int32?, log: String) -> Bool {
     exitStatus == EADDRINUSE || log.contains(String(cString: strerror(EADDRINUSE)))
+}
+
+/// The line of a program's `log` that says its address is in use (strerror(EADDRINUSE)):
+/// what a ``PortCollisions`` error quotes of it.
+public func addressInUseLine(in log: String) -> String? {
+    let inUse = String(cString: strerror(EADDRINUSE))
+    return log.split(separator: "\n").first { $0.contains(inUse) }.map(String.init)
 }

@@ -53,15 +53,17 @@ final class TransferAgentProcess {
         }
     }
 
-    /// Queues a command and sends what the socket takes. False when the agent cannot take
-    /// it (gone, or stuck with a full queue).
-    func send(_ command: AgentCommand) -> Bool {
+    /// A command as its packet. Throws when it does not fit in one frame: an app's request
+    /// within its bounds can still outgrow one once JSON escapes its quotes and slashes.
+    func packet(for command: AgentCommand) throws -> [UInt8] {
+        try AgentFrame.encode(command, type: AgentFrame.commandType, encoder: encoder)
+    }
+
+    /// Queues a command's packet and sends what the socket takes. False when the agent cannot
+    /// take it (gone, or stuck with a full queue).
+    func send(_ packet: [UInt8]) -> Bool {
         guard socket != nil else { return false }
-        do {
-            outbox.append(try AgentFrame.encode(command, type: AgentFrame.commandType, encoder: encoder))
-        } catch {
-            return false
-        }
+        outbox.append(packet)
         guard outbox.count <= Self.maximumQueuedCommands else { return false }
         return flush()
     }

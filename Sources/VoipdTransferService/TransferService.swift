@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import VoipdSystem
 import VoipdTransfers
+import VoipdVocabulary
 
 /// What the transfer service needs from the loop that hosts it (voipd's epoll loop, or the
 /// small one of tests and benchmarks, ``TransferServiceLoop``). Every call into the service
@@ -111,21 +112,58 @@ public final class TransferService {
     /// cross the exec, so an agent left to end by itself would stay a zombie for as long as
     /// voipd runs. The records still say the attempts run, so the new program starts them
     /// again at once, from their partial files (with a Range request); each file's lock
-    /// went with its agent. This waits only for the kernel to tear the killed processes down.
-    public func endAgentsBeforeExec() {
+    /// went with its agent.
+    ///
+    /// This waits for the kernel to tear the killed processes down, but at most `limit` for
+    /// them all: an agent in an uninterruptible sleep (a write to a hung NFS server, a
+    /// frozen cgroup v1 freezer) ends only when that sleep does, and must hold neither the
+    /// upgrade nor voipd's loop. Each agent not ended by then is passed to `stillEnding`, as
+    /// a pidfd of its own, for the host to reap when it ends (carried across the exec); its
+    /// partial file stays locked until then, and the new program's attempt on it waits and
+    /// retries as after any transient failure.
+    public func endAgentsBeforeExec(waitingAtMost limit: Duration = .seconds(1), stillEnding: (consuming PidFd) -> Void) {
         shutdown()
         // What is left are the processes not yet reaped, each under its process token.
+        var ending: [TransferAgentProcess] = []
         for agent in agentsByToken.values {
             host?.unwatch(agent.process.descriptor)
+            endedForExec.append(agent)
             do {
                 try agent.process.send(SIGKILL)
-                _ = try agent.process.waitForExit()
+                ending.append(agent)
             } catch {
                 host?.log("transfers: cannot end the agent of uid \(agent.uid) (pid \(agent.process.pid)): \(error)")
             }
-            endedForExec.append(agent)
         }
         agentsByToken = [:]
+        let deadline = MonotonicInstant.now + limit
+        while !ending.isEmpty {
+            ending.removeAll { agent in
+                do {
+                    return try agent.process.reapIfExited() != nil
+                } catch {
+                    host?.log("transfers: cannot reap the agent of uid \(agent.uid) (pid \(agent.process.pid)): \(error)")
+                    return true
+                }
+            }
+            let timeout = pollTimeout(until: deadline)
+            guard !ending.isEmpty, timeout > 0 else { break }
+            var descriptors = ending.map { pollfd(fd: $0.process.descriptor.rawValue, events: Int16(POLLIN), revents: 0) }
+            do {
+                _ = try poll(&descriptors, timeoutMilliseconds: timeout)
+            } catch {
+                host?.log("transfers: cannot wait for the agents to end: \(error)")
+                break
+            }
+        }
+        for agent in ending {
+            do {
+                stillEnding(PidFd(adopting: try agent.process.descriptor.duplicate(), pid: agent.process.pid))
+                host?.log("transfers: the agent of uid \(agent.uid) (pid \(agent.process.pid)) has not ended \(limit) after SIGKILL (an uninterruptible sleep): it is reaped when it ends")
+            } catch {
+                host?.log("transfers: the agent of uid \(agent.uid) (pid \(agent.process.pid)) has not ended \(limit) after SIGKILL, and cannot be watched (\(error)): it stays a zombie when it ends")
+            }
+        }
     }
 
     /// The exec did not happen: the attempts of the agents ended for it fail, as when an
@@ -212,15 +250,33 @@ public final class TransferService {
             return engine.handle(.attempt(AttemptReport(task: attempt.task, attempt: attempt.number,
                                                         event: .ended(.networkFailure(failure), TransferProgress()))), now: clock())
         }
+        let packet: [UInt8]
+        do {
+            packet = try agent.packet(for: command)
+        } catch {
+            // voipd's command, not the agent's fault: the attempt fails for good, the agent
+            // and the attempts it carries for other tasks go on.
+            host?.log("transfers: a command for the transfer agent of \(app) is not sent: \(error)")
+            if agent.attempts.isEmpty, agent.idleSince == nil { agent.idleSince = clock() }
+            guard let attempt else { return nil }
+            let failure = NetworkFailure(code: Self.dataLengthExceedsMaximum, message: "the request is too large for the transfer agent: \(error)",
+                                         isTransient: false)
+            return engine.handle(.attempt(AttemptReport(task: attempt.task, attempt: attempt.number,
+                                                        event: .ended(.networkFailure(failure), TransferProgress()))), now: clock())
+        }
         if let attempt { agent.attempts[attempt.task] = attempt.number }
         agent.idleSince = agent.attempts.isEmpty ? clock() : nil
-        if !agent.send(command) {
+        if !agent.send(packet) {
             agentLost(agent, "it does not take commands")
             return nil
         }
         updateWatch(agent)
         return nil
     }
+
+    /// The code of the network failure of a request too large for the agent: URLSession's
+    /// `NSURLErrorDataLengthExceedsMaximum`.
+    public static let dataLengthExceedsMaximum = -1103
 
     private func credentials(of app: String) throws -> SpawnCredentials? {
         do {

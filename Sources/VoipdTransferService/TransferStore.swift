@@ -56,7 +56,7 @@ public final class TransferStore {
                 contents.problems.append(setAside(directory + "/state.json", error))
             }
         }
-        for name in try FileManager.default.contentsOfDirectory(atPath: tasksDirectory).sorted() {
+        for name in try DirectoryEntry.names(in: tasksDirectory).sorted() {
             let path = tasksDirectory + "/" + name
             if name.hasSuffix(".tmp") {
                 // A write that a crash interrupted: the record it was replacing is intact.

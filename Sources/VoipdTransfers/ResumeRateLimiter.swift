@@ -109,6 +109,16 @@ public struct ResumeRateLimiter: Codable, Hashable, Sendable {
         lastResume = now
     }
 
+    /// The resume recorded last happened at `now`, later than it was recorded: it is
+    /// decided first, and performed once the records it changed are durable (an `fdatasync`
+    /// or two later, longer on a busy disk). The work period, and the decay, count from the
+    /// resume itself; counted from the decision, two resumes would come closer together than
+    /// the work period whenever the first one's records took longer to write.
+    public mutating func resumeHappened(at now: Date) {
+        guard let lastResume, level > 0, now > lastResume else { return }
+        self.lastResume = now
+    }
+
     /// The app came to the foreground.
     public mutating func reset() {
         level = 0

@@ -23,7 +23,8 @@ public struct NetworkKind: RawRepresentable, Hashable, Codable, Sendable, Custom
 
 /// The network as voipd knows it.
 public struct NetworkStatus: Codable, Hashable, Sendable {
-    /// Whether any route out exists; without one nothing starts (URLSession waits for
+    /// Whether the system has a network: a route to the Internet, or a local network
+    /// (voipd's `SystemNetwork`); without one nothing starts (URLSession waits for
     /// connectivity).
     public var isAvailable: Bool
     public var kind: NetworkKind

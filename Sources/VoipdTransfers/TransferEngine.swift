@@ -273,6 +273,8 @@ public struct TransferEngine: Sendable {
         let known = state.apps[name] != nil
         var app = self.app(name)
         let limiter = app.limiter
+        // Woken for its events, and the wake has not failed: this is that resume.
+        let resumedForEvents = app.wokenForEvents && !app.unreachable && (app.presence == .suspended || app.presence == .notRunning)
         app.presence = presence
         switch presence {
         case .foreground:
@@ -293,11 +295,15 @@ public struct TransferEngine: Sendable {
             app.wokenForEvents = false
             returnToPending(name) { if case .sent = $0 { return true } else { return false } }
         }
-        state.apps[name] = app
         // Presence, and what goes with it, is not carried over a restart (voipd says again):
         // only the limiter is worth a record. voipd feeds the presence on the wake path of
         // every app with transfers, which must not wait for a flush to disk.
         if !known || app.limiter != limiter { stateChanged = true }
+        // The resume voipd performed for a delivery, after the delivery's records were
+        // written: the work period counts from now. Not worth a record of its own (it moves
+        // the instant by the time a write took; the next record carries it).
+        if presence == .background && resumedForEvents { app.limiter.resumeHappened(at: now) }
+        state.apps[name] = app
     }
 
     private mutating func networkChanged(_ network: NetworkStatus) {

@@ -17,6 +17,8 @@ public struct TerminationReason: Equatable, Sendable, Codable, CustomStringConve
         case terminated
         /// The app opted out of suspension (exits-on-suspend).
         case exitsOnSuspend
+        /// voipd could not suspend it (the signal or the freezer failed), so ended it instead.
+        case suspendFailed
         /// Killed to free memory (jetsam).
         case memoryPressure
         /// The process could not be started.

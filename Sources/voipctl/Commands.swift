@@ -203,15 +203,25 @@ struct Commands {
     }
 
     private func networkCommand() throws -> ExitStatus {
-        func yesNo(_ option: String) throws -> Bool? {
+        var setting = NetworkSetting()
+        var automatic: [NetworkSetting.Field] = []
+        func yesNo(_ option: String, _ field: NetworkSetting.Field) throws -> Bool? {
             guard let text = arguments.option(option) else { return nil }
             switch text {
             case "yes": return true
             case "no": return false
-            default: throw UsageFailure(message: "\(option) needs yes or no, not \(text)", verb: verb)
+            case "auto":
+                automatic.append(field)
+                return nil
+            default: throw UsageFailure(message: "\(option) needs yes, no or auto, not \(text)", verb: verb)
             }
         }
-        let setting = NetworkSetting(expensive: try yesNo("--expensive"), kind: arguments.option("--kind"), available: try yesNo("--available"))
+        setting.expensive = try yesNo("--expensive", .expensive)
+        setting.available = try yesNo("--available", .available)
+        if let kind = arguments.option("--kind") {
+            if kind == "auto" { automatic.append(.kind) } else { setting.kind = kind }
+        }
+        setting.auto = automatic.isEmpty ? nil : automatic
         try noMoreArguments()
         guard setting != NetworkSetting() else { throw UsageFailure(message: "network needs --expensive, --kind or --available", verb: verb) }
         let result = try control().setNetwork(setting)

@@ -15,9 +15,9 @@ enum Output {
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { i, cell in
                 i == cells.count - 1 ? cell : cell.padded(to: widths[i])
-            }.joined(separator: "  ")
+            }.separated(by: "  ")
         }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n")
+        return ([line(header)] + rows.map(line)).separated(by: "\n")
     }
 
     static func time(_ seconds: Double) -> String {
@@ -30,7 +30,7 @@ enum Output {
              app.residentBytes.map(TopValue.bytes) ?? "-", app.swappedBytes.map(TopValue.bytes) ?? "-",
              app.connected ? "yes" : "no", app.inCallSeconds.map { "\(Int($0)) s" } ?? "-",
              app.reachable.map { $0 ? "yes" : "NO" } ?? "-", app.terminationReason?.description ?? ""]
-        }) + apps.compactMap(adoption).joined() + apps.compactMap(keepAliveWarning).joined()
+        }) + apps.compactMap(adoption).separated(by: "") + apps.compactMap(keepAliveWarning).separated(by: "")
     }
 
     /// A warning under the table when an app's keep-alive cannot keep it reachable.
@@ -105,8 +105,10 @@ enum Output {
     }
 
     static func conditions(_ result: TransferConditionsResult) -> String {
-        "power: \(result.power.rawValue)\(result.powerOverridden ? " (set by voipctl power)" : ""); network: \(result.networkKind), "
+        let overridden = result.networkOverridden.map(\.rawValue).joined(separator: ", ")
+        return "power: \(result.power.rawValue)\(result.powerOverridden ? " (set by voipctl power)" : ""); network: \(result.networkKind), "
             + "\(result.expensive ? "expensive" : "not expensive"), \(result.networkAvailable ? "available" : "unavailable")"
+            + (overridden.isEmpty ? "" : " (\(overridden) set by voipctl network)")
     }
 
     /// `[#####·····]  50%`.

@@ -183,7 +183,7 @@ enum VerbTable {
             ], operands: .app(required: false), summary: "state transitions, one per line",
             details: """
             One line per transition: time, app, from, to, reason; --to keeps only transitions
-            to those states (\(AppState.allCases.map(\.rawValue).joined(separator: ", "))).
+            to those states (\(AppState.allCases.map { $0.rawValue }.separated(by: ", "))).
             """),
             VerbSpec(name: "transfers", section: .apps, options: [
                 OptionSpec("--follow", alias: "-f", "refresh until interrupted (on a terminal, in place; --json: one line each time)"),
@@ -203,14 +203,15 @@ enum VerbTable {
             reads /sys/class/power_supply; --source overrides it until auto.
             """),
             VerbSpec(name: "network", section: .system, options: [
-                OptionSpec("--expensive", value: ("yes|no", .text), "a metered network: discretionary transfers wait"),
-                OptionSpec("--kind", value: ("KIND", .text), "wifi, cellular, ethernet…: whose daily budget counts"),
-                OptionSpec("--available", value: ("yes|no", .text), "no: no transfer starts"),
+                OptionSpec("--expensive", value: ("yes|no|auto", .text), "a metered network: discretionary transfers wait"),
+                OptionSpec("--kind", value: ("KIND|auto", .text), "wifi, cellular, ethernet…: whose daily budget counts"),
+                OptionSpec("--available", value: ("yes|no|auto", .text), "no: no transfer starts"),
             ], summary: "the network background transfers see",
             details: """
             Changes what background transfers know of the network; what is not given stays.
-            On an expensive network, discretionary tasks and tasks that do not allow expensive
-            networks wait.
+            voipd follows the system's network by itself; each value given here stays over
+            it until the same option is given auto. On an expensive network, discretionary
+            tasks and tasks that do not allow expensive networks wait.
             """),
             VerbSpec(name: "stats", section: .system, summary: "counters, Prometheus text format",
                      details: """
@@ -226,7 +227,7 @@ enum VerbTable {
             VerbSpec(name: "completion", section: .shell, operands: .shell, talksToVoipd: false,
                      summary: "a completion script: bash, zsh, fish",
                      details: """
-                     Prints a completion script for SHELL (\(shells.joined(separator: ", "))): verbs, options,
+                     Prints a completion script for SHELL (\(shells.separated(by: ", "))): verbs, options,
                      states, files, and app names from the running voipd. For instance:
                        voipctl completion bash > ~/.local/share/bash-completion/completions/voipctl
                        source <(voipctl completion bash)

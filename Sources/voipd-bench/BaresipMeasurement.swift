@@ -53,7 +53,7 @@ struct BaresipMeasurement {
             daemon = voipd
             // Following voipd's event stream before the launch: no transition is missed.
             let modes = try SoftphoneModes(socketPath: voipd.socketPath, app: Self.adoptedUser)
-            let pid = try adopted.launch(modes.control)
+            let pid = try adopted.launch(modes)
             adoptedProcess = AppProcessHandle(try PidFd(pid: pid))
             try adopted.waitUntilRegistered(milliseconds: 15_000)
             try modes.confirmRunning()
@@ -63,23 +63,17 @@ struct BaresipMeasurement {
             try other.waitUntilRegistered(milliseconds: 15_000)
 
             let connection = try CallerConnection(host: registrarServer.host, port: registrarServer.port)
-            let figures = try setting.floor.run(children: 1, wakes: options.floorWakes, placement: placement, seed: options.seed)
-            let (floorP50, floorP99) = (figures["wake_total_p50"]!, figures["wake_total_p99"]!)
+            let floor = try setting.measureFloor(placement)
             progress("\(label): baresip pids \(pid) (adopted) and \(other.pid.map(String.init) ?? "?") registered through "
-                     + "\(registrarServer.address); floor p50 \(fixed(floorP50, 1)) us; \(options.warmUpCalls) + \(options.calls) calls per mode")
+                     + "\(registrarServer.address); floor p50 \(fixed(floor.p50, 1)) us; \(options.warmUpCalls) + \(options.calls) calls per mode")
             let loop = try BaresipCallLoop(connection: connection, registrar: registrarServer, modes: modes, adopted: adopted, unsupervised: other)
             let latencies = try loop.run(calls: options.calls, warmUp: options.warmUpCalls)
-            // Each call to the suspended baresip must have woken it: one wake per call.
-            let wakes = try modes.control.app(Self.adoptedUser).wakes
-            guard wakes >= options.warmUpCalls + options.calls else {
-                throw BenchError("voipd woke the adopted baresip \(wakes) times for \(options.warmUpCalls + options.calls) calls to it while suspended")
-            }
             return BaresipRun(unsupervised: Percentiles(nanoseconds: latencies[Mode.unsupervised]!),
                               running: Percentiles(nanoseconds: latencies[Mode.running]!),
-                              suspended: Percentiles(nanoseconds: latencies[Mode.suspended]!), floorP50: floorP50, floorP99: floorP99, wakes: wakes)
+                              suspended: Percentiles(nanoseconds: latencies[Mode.suspended]!),
+                              baseline: try setting.baseline(floor: floor, wakesOf: Self.adoptedUser, "the adopted baresip", control: modes.control))
         } catch {
-            let kamailioLog = server?.logTail.map { "\nkamailio's log ends:\n\($0)" } ?? ""
-            throw BenchError("\(label): \(error)\nvoipd's log ends:\n\(daemon?.log(tail: 20) ?? "")\(kamailioLog)")
+            throw SIPSetting.failure(label, error, daemon: daemon, server: server)
         }
     }
 }

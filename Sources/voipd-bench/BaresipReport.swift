@@ -5,9 +5,7 @@ struct BaresipRun: SIPRunFigures {
     var unsupervised: Percentiles
     var running: Percentiles
     var suspended: Percentiles
-    var floorP50: Double
-    var floorP99: Double
-    var wakes: Int
+    var baseline: SIPRunBaseline
     static let callee: String? = "baresip"
 
     /// What adoption adds while the program runs, and what suspension adds, to the p50
@@ -32,21 +30,21 @@ extension SIPResults where Run == BaresipRun {
 
     var json: String {
         let unsupervised = medians(\.unsupervised), running = medians(\.running), suspended = medians(\.suspended)
-        return figuresJSON(BaresipFigures(
-            unsupervisedP50: unsupervised.p50, unsupervisedP99: unsupervised.p99, runningP50: running.p50, runningP99: running.p99,
-            suspendedP50: suspended.p50, suspendedP99: suspended.p99, adoptionCostP50: Rounded(medianOf(\.adoptionCost)),
-            baresipWakesRuns: runs.map(\.wakes)))
+        return figuresJSON(FlatFigures([
+            PercentileFigures("unsupervised", p50: unsupervised.p50, p99: unsupervised.p99),
+            PercentileFigures("running", p50: running.p50, p99: running.p99),
+            PercentileFigures("suspended", p50: suspended.p50, p99: suspended.p99),
+            BaresipFigures(adoptionCostP50: Rounded(medianOf(\.adoptionCost)), baresipWakesRuns: runs.map(\.wakes)),
+        ]))
     }
 }
 
-/// baresip's own figures in a `sip` JSON line, beside the head and the verdict.
+/// baresip's own figures in a `sip` JSON line, after its modes' percentiles.
 private struct BaresipFigures: Encodable {
-    var unsupervisedP50, unsupervisedP99, runningP50, runningP99, suspendedP50, suspendedP99, adoptionCostP50: Rounded
+    var adoptionCostP50: Rounded
     var baresipWakesRuns: [Int]
 
     enum CodingKeys: String, CodingKey {
-        case unsupervisedP50 = "unsupervised_p50_us", unsupervisedP99 = "unsupervised_p99_us"
-        case runningP50 = "running_p50_us", runningP99 = "running_p99_us", suspendedP50 = "suspended_p50_us", suspendedP99 = "suspended_p99_us"
         case adoptionCostP50 = "adoption_cost_p50_us", baresipWakesRuns = "baresip_wakes_runs"
     }
 }

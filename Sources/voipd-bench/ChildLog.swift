@@ -1,3 +1,4 @@
+import Glibc
 import VoipdSystem
 import VoipdVocabulary
 
@@ -29,9 +30,36 @@ final class ChildLog {
         throw BenchError("no \"\(text)\" within \(milliseconds) ms")
     }
 
-    /// Reads what was logged so far without waiting.
-    func drain() throws {
-        while let line = try reader.next(timeoutMilliseconds: 0) { keep(line) }
+    /// Reads lines until one satisfies `matches`, and returns it; nil once the process behind
+    /// the pidfd `process` has ended and every line it wrote has been read. Throws once
+    /// `milliseconds` have passed. For a child that keeps the log open after it ends (the
+    /// bench holds a FIFO's both ends), where the log's end never comes.
+    func waitForLine(milliseconds: Int32, whileRunning process: borrowing FileDescriptor, _ matches: (String) -> Bool) throws -> String? {
+        let deadline = MonotonicInstant.now + .milliseconds(milliseconds)
+        var watched = [pollfd(fd: reader.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: process.rawValue, events: Int16(POLLIN), revents: 0)]
+        while true {
+            while let line = try reader.next(timeoutMilliseconds: 0) {
+                keep(line)
+                if matches(line) { return line }
+            }
+            // Seen ended by the last poll, and what it wrote before is read.
+            if watched[1].revents != 0 { return nil }
+            guard MonotonicInstant.now < deadline else { throw BenchError("no line awaited within \(milliseconds) ms") }
+            for index in watched.indices { watched[index].revents = 0 }
+            _ = try poll(&watched, timeoutMilliseconds: pollTimeout(until: deadline))
+        }
+    }
+
+    /// Reads what was logged so far without waiting; returns those lines.
+    @discardableResult
+    func drain() throws -> [String] {
+        var lines: [String] = []
+        while let line = try reader.next(timeoutMilliseconds: 0) {
+            keep(line)
+            lines.append(line)
+        }
+        return lines
     }
 
     /// The last lines read, indented.

@@ -64,13 +64,56 @@ struct OrNull<Value: Encodable>: Encodable {
     }
 }
 
-/// A number with a fixed count of decimals ("null" when it is not a number).
-func fixed(_ value: Double, _ places: Int = 3) -> String {
-    value.isFinite ? String(format: "%.\(places)f", value) : "null"
+/// One series' percentiles in µs, flat in a line under the series' name: `NAME_p50_us` and
+/// `NAME_p99_us`, and with every run's figures `NAME_p50_us_runs` and `NAME_p99_us_runs`, as
+/// every bench names them.
+struct PercentileFigures: Encodable {
+    var name: String
+    var p50, p99: Rounded
+    var runs: (p50: [Rounded], p99: [Rounded])?
+
+    init(_ name: String, p50: Rounded, p99: Rounded, runs: (p50: [Rounded], p99: [Rounded])? = nil) {
+        self.name = name
+        self.p50 = p50
+        self.p99 = p99
+        self.runs = runs
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: FigureKey.self)
+        try container.encode(p50, forKey: FigureKey(name + "_p50_us"))
+        try container.encode(p99, forKey: FigureKey(name + "_p99_us"))
+        if let runs {
+            try container.encode(runs.p50, forKey: FigureKey(name + "_p50_us_runs"))
+            try container.encode(runs.p99, forKey: FigureKey(name + "_p99_us_runs"))
+        }
+    }
 }
 
-/// Fields in the order given; values already in JSON. Only for the reports not yet moved to
-/// Encodable figures (hold, register, start-up, freeze); new reports use ``jsonLine(_:)``.
-func jsonObject(_ fields: [(String, String)]) -> String {
-    "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+/// Parts of one JSON line, each writing its own keys into the one flat object the docs and
+/// scripts read: JSONEncoder gives every keyed container asked of one encoder the same object.
+struct FlatFigures: Encodable {
+    var parts: [any Encodable]
+
+    init(_ parts: [any Encodable]) { self.parts = parts }
+
+    func encode(to encoder: any Encoder) throws {
+        for part in parts { try part.encode(to: encoder) }
+    }
+}
+
+/// A key spelled at run time, from a series' name.
+struct FigureKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+
+    init(_ stringValue: String) { self.stringValue = stringValue }
+    init?(stringValue: String) { self.init(stringValue) }
+    init?(intValue: Int) { nil }
+}
+
+/// A number with a fixed count of decimals ("null" when it is not a number), for the reports'
+/// text.
+func fixed(_ value: Double, _ places: Int = 3) -> String {
+    value.isFinite ? String(format: "%.\(places)f", value) : "null"
 }

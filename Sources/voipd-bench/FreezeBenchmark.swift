@@ -44,8 +44,7 @@ enum FreezeBenchmark {
                 defer { fleet.tearDown() }
                 let times = Percentiles(nanoseconds: try fleet.cycleByNotificationOnly(100, seed: options.seed))
                 emit(options.json
-                     ? jsonObject([("test", "\"freeze_confirm_by_notification_only\""), ("cycles", "100"),
-                                   ("p50_us", fixed(times.p50)), ("p99_us", fixed(times.p99))])
+                     ? jsonLine(NotificationOnlyFigures(cycles: 100, p50: Rounded(times.p50), p99: Rounded(times.p99)))
                      : "notification only (v2, 100 cycles): freeze → confirmed p50 \(fixed(times.p50 / 1000)) ms p99 \(fixed(times.p99 / 1000)) ms")
             }
             emit(try LaunchFigures.measure(parent.freezer).text(json: options.json))
@@ -153,17 +152,52 @@ struct FreezeResult {
     }
 
     var json: String {
-        var fields: [(String, String)] = [("test", "\"freeze\""), ("cgroup_version", "\(version == .v2 ? 2 : 1)"), ("children", "\(children)"),
-                                          ("cpu_mode", "\(placement.rawValue)"), ("cycles", "\(cycles)"), ("runs", "\(ours.count)"),
-                                          ("first_delay_us", fixed(firstDelay.seconds * 1e6, 0))]
+        var parts: [any Encodable] = [JSONHead(cgroupVersion: version == .v2 ? 2 : 1, children: children, cpuMode: placement.rawValue,
+                                               cycles: cycles, runs: ours.count, firstDelay: Rounded(firstDelay.seconds * 1e6, 0))]
         for (_, key, p50, p99, floorP50, floorP99) in rows {
-            fields += [("\(key)_p50_us", fixed(p50)), ("\(key)_p99_us", fixed(p99)),
-                       ("\(key)_floor_p50_us", fixed(floorP50)), ("\(key)_floor_p99_us", fixed(floorP99))]
+            parts.append(PercentileFigures(key, p50: Rounded(p50), p99: Rounded(p99)))
+            parts.append(PercentileFigures(key + "_floor", p50: Rounded(floorP50), p99: Rounded(floorP99)))
         }
-        fields += [("confirmed_at_once_pct", fixed(share(.atOnce), 1)), ("confirmed_by_timer_pct", fixed(share(.byTimer), 1)),
-                   ("confirmed_by_notification_pct", fixed(share(.byNotification), 1)), ("rereads_per_freeze", fixed(rereadsPerFreeze, 2)),
-                   ("floor_wake_total_p50_us", fixed(floor("wake_total_p50"))), ("floor_wake_total_p99_us", fixed(floor("wake_total_p99"))),
-                   ("floor_cgroup_attach_pid_mean_us", fixed(floor("cgroup_attach_pid_mean")))]
-        return jsonObject(fields)
+        parts.append(PercentileFigures("floor_wake_total", p50: Rounded(floor("wake_total_p50")), p99: Rounded(floor("wake_total_p99"))))
+        parts.append(JSONTail(confirmedAtOnce: Rounded(share(.atOnce), 1), confirmedByTimer: Rounded(share(.byTimer), 1),
+                              confirmedByNotification: Rounded(share(.byNotification), 1), rereadsPerFreeze: Rounded(rereadsPerFreeze, 2),
+                              floorAttachMean: Rounded(floor("cgroup_attach_pid_mean"))))
+        return jsonLine(FlatFigures(parts))
+    }
+
+    /// What the JSON line says before the series' percentiles.
+    private struct JSONHead: Encodable {
+        let test = "freeze"
+        var cgroupVersion, children, cpuMode, cycles, runs: Int
+        var firstDelay: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, children, cycles, runs
+            case cgroupVersion = "cgroup_version", cpuMode = "cpu_mode", firstDelay = "first_delay_us"
+        }
+    }
+
+    /// How freezes were confirmed (shares in %), re-reads per freeze, and the floor's mean time
+    /// to attach a process through cgroup.procs.
+    private struct JSONTail: Encodable {
+        var confirmedAtOnce, confirmedByTimer, confirmedByNotification, rereadsPerFreeze, floorAttachMean: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case confirmedAtOnce = "confirmed_at_once_pct", confirmedByTimer = "confirmed_by_timer_pct"
+            case confirmedByNotification = "confirmed_by_notification_pct", rereadsPerFreeze = "rereads_per_freeze"
+            case floorAttachMean = "floor_cgroup_attach_pid_mean_us"
+        }
+    }
+}
+
+/// Confirming freezes by cgroup.events' notification alone, µs.
+private struct NotificationOnlyFigures: Encodable {
+    let test = "freeze_confirm_by_notification_only"
+    var cycles: Int
+    var p50, p99: Rounded
+
+    enum CodingKeys: String, CodingKey {
+        case test, cycles
+        case p50 = "p50_us", p99 = "p99_us"
     }
 }

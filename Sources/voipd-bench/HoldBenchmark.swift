@@ -210,12 +210,29 @@ struct HoldResult {
     }
 
     var json: String {
-        let (wall, _) = milliseconds(listingWall), (cpu, _) = milliseconds(listingCPU)
-        let (upWall, _) = milliseconds(upgradeWall), (upCPU, _) = milliseconds(upgradeCPU)
-        return jsonObject([("test", "\"hold\""), ("cpu_mode", "\(options.placement.rawValue)"), ("sockets", "\(options.sockets)"),
-                           ("listing_p50_ms", fixed(wall)), ("listing_cpu_p50_ms", fixed(cpu)), ("listing_frames", "\(frames)"),
-                           ("upgrade_p50_ms", fixed(upWall)), ("upgrade_cpu_p50_ms", fixed(upCPU)),
-                           ("rss_before_kib", "\(rssBeforeKiB)"), ("rss_after_listings_kib", "\(rssAfterListingsKiB)"),
-                           ("peak_kib", "\(peakKiB)"), ("rss_after_upgrades_kib", "\(rssAfterUpgradesKiB)")])
+        jsonLine(JSONFigures(cpuMode: options.placement.rawValue, sockets: options.sockets,
+                             listingP50: Rounded(milliseconds(listingWall).p50), listingCPUP50: Rounded(milliseconds(listingCPU).p50),
+                             listingFrames: frames,
+                             upgradeP50: Rounded(milliseconds(upgradeWall).p50), upgradeCPUP50: Rounded(milliseconds(upgradeCPU).p50),
+                             rssBeforeKiB: rssBeforeKiB, rssAfterListingsKiB: rssAfterListingsKiB, peakKiB: peakKiB,
+                             rssAfterUpgradesKiB: rssAfterUpgradesKiB))
+    }
+
+    /// The JSON line: medians in ms, memory in KiB.
+    private struct JSONFigures: Encodable {
+        let test = "hold"
+        var cpuMode, sockets: Int
+        var listingP50, listingCPUP50: Rounded
+        var listingFrames: Int
+        var upgradeP50, upgradeCPUP50: Rounded
+        var rssBeforeKiB, rssAfterListingsKiB, peakKiB, rssAfterUpgradesKiB: Int
+
+        enum CodingKeys: String, CodingKey {
+            case test, sockets
+            case cpuMode = "cpu_mode", listingP50 = "listing_p50_ms", listingCPUP50 = "listing_cpu_p50_ms", listingFrames = "listing_frames"
+            case upgradeP50 = "upgrade_p50_ms", upgradeCPUP50 = "upgrade_cpu_p50_ms"
+            case rssBeforeKiB = "rss_before_kib", rssAfterListingsKiB = "rss_after_listings_kib", peakKiB = "peak_kib"
+            case rssAfterUpgradesKiB = "rss_after_upgrades_kib"
+        }
     }
 }

@@ -85,20 +85,19 @@ final class RegisteringApp {
         while done < roundTrips {
             for (index, name) in names.enumerated() {
                 let t0 = MonotonicInstant.now.nanoseconds
-                _ = try connection.request(.registerSocket, { SocketNameRequest(id: $0, name: name) }, descriptors: [descriptor],
-                                           expecting: SocketResult.self)
+                _ = try connection.socketRequest(.registerSocket, name: name, descriptors: [descriptor])
                 let t1 = MonotonicInstant.now.nanoseconds
                 if done + index >= 0 && registers.count < roundTrips { registers.append(t1 - t0) }
             }
             for (index, name) in names.enumerated() {
                 let t0 = MonotonicInstant.now.nanoseconds
-                let (_, copies) = try connection.request(.retrieveSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+                let (_, copies) = try connection.socketRequest(.retrieveSocket, name: name)
                 let t1 = MonotonicInstant.now.nanoseconds
                 copies.closeAll()
                 if done + index >= 0 && retrieves.count < roundTrips { retrieves.append(t1 - t0) }
             }
             for name in names {
-                _ = try connection.request(.unregisterSocket, { SocketNameRequest(id: $0, name: name) }, expecting: SocketResult.self)
+                _ = try connection.socketRequest(.unregisterSocket, name: name)
             }
             done += names.count
         }
@@ -137,16 +136,24 @@ struct RegisterResult {
     }
 
     var json: String {
-        func runs(_ figures: [(p50: Double, p99: Double)], _ key: KeyPath<(p50: Double, p99: Double), Double>) -> String {
-            "[" + figures.map { fixed($0[keyPath: key]) }.joined(separator: ",") + "]"
+        var parts: [any Encodable] = [JSONHead(cpuMode: placement.rawValue, roundTrips: roundTrips, runs: floor.count, s6Measured: s6Measured)]
+        for (name, runs) in [("floor", floor), ("register", register), ("retrieve", retrieve), ("s6_store", s6Store), ("s6_retrieve", s6Retrieve)] {
+            let (p50, p99) = medians(runs)
+            parts.append(PercentileFigures(name, p50: Rounded(p50), p99: Rounded(p99),
+                                           runs: (runs.map { Rounded($0.p50) }, runs.map { Rounded($0.p99) })))
         }
-        var fields = [("test", "\"register\""), ("cpu_mode", "\(placement.rawValue)"), ("round_trips", "\(roundTrips)"),
-                      ("runs", "\(floor.count)"), ("s6_measured", "\(s6Measured)")]
-        for (name, figures) in [("floor", floor), ("register", register), ("retrieve", retrieve), ("s6_store", s6Store), ("s6_retrieve", s6Retrieve)] {
-            let (p50, p99) = medians(figures)
-            fields += [("\(name)_p50_us", fixed(p50)), ("\(name)_p99_us", fixed(p99)),
-                       ("\(name)_p50_us_runs", runs(figures, \.p50)), ("\(name)_p99_us_runs", runs(figures, \.p99))]
+        return jsonLine(FlatFigures(parts))
+    }
+
+    /// What the JSON line says before each path's percentiles.
+    private struct JSONHead: Encodable {
+        let test = "register"
+        var cpuMode, roundTrips, runs: Int
+        var s6Measured: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case test, runs
+            case cpuMode = "cpu_mode", roundTrips = "round_trips", s6Measured = "s6_measured"
         }
-        return jsonObject(fields)
     }
 }

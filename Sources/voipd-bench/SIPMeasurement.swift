@@ -32,8 +32,7 @@ struct SIPMeasurement {
             server = registrarServer
             return try measure(label: label, daemon: daemon, server: registrarServer) { phone = $0 }
         } catch {
-            let kamailioLog = server?.logTail.map { "\nkamailio's log ends:\n\($0)" } ?? ""
-            throw BenchError("\(label): \(error)\nvoipd's log ends:\n\(daemon.log(tail: 20))\(kamailioLog)")
+            throw SIPSetting.failure(label, error, daemon: daemon, server: server)
         }
     }
 
@@ -52,20 +51,13 @@ struct SIPMeasurement {
             target: try SIPURI(parsing: "sip:\(SoftphoneUnderTest.user)@\(server.address)"), user: Self.callerUser,
             domain: server.address)
         let options = setting.options
-        let figures = try setting.floor.run(children: 1, wakes: options.floorWakes, placement: placement, seed: options.seed)
-        let (floorP50, floorP99) = (figures["wake_total_p50"]!, figures["wake_total_p99"]!)
-        let warmUp = options.warmUpCalls
-        progress("\(label): softphone pid \(softphone.pid) registered through \(server.address); floor p50 \(fixed(floorP50, 1)) us; "
-                 + "\(warmUp) + \(options.calls) calls per mode; load average \(WakeBenchmark.loadAverage())")
+        let floor = try setting.measureFloor(placement)
+        progress("\(label): softphone pid \(softphone.pid) registered through \(server.address); floor p50 \(fixed(floor.p50, 1)) us; "
+                 + "\(options.warmUpCalls) + \(options.calls) calls per mode; load average \(WakeBenchmark.loadAverage())")
         let loop = SIPCallLoop(connection: connection, configuration: configuration, softphone: softphone, modes: modes, registrar: server)
-        let (running, suspended) = try loop.run(calls: options.calls, warmUp: warmUp)
-        // Each call to the suspended softphone must have woken it: one wake per call.
-        let wakes = try modes.control.app(SoftphoneUnderTest.name).wakes
-        guard wakes >= warmUp + options.calls else {
-            throw BenchError("voipd woke the softphone \(wakes) times for \(warmUp + options.calls) calls to it while suspended")
-        }
+        let (running, suspended) = try loop.run(calls: options.calls, warmUp: options.warmUpCalls)
         return SIPRun(running: Percentiles(nanoseconds: running), suspended: Percentiles(nanoseconds: suspended),
-                      floorP50: floorP50, floorP99: floorP99, wakes: wakes)
+                      baseline: try setting.baseline(floor: floor, wakesOf: SoftphoneUnderTest.name, "the softphone", control: modes.control))
     }
 }
 
@@ -77,4 +69,25 @@ struct SIPSetting {
     let softphone: String
     let floor: WakeFloor
     let directory: String
+
+    /// The run's wake floor, µs: one child, as the callee is one app.
+    func measureFloor(_ placement: CPUPlacement) throws -> (p50: Double, p99: Double) {
+        let figures = try floor.run(children: 1, wakes: options.floorWakes, placement: placement, seed: options.seed)
+        return (figures["wake_total_p50"]!, figures["wake_total_p99"]!)
+    }
+
+    /// The run's baseline once its calls are made: `floor`, and voipd's count of `app`'s wakes,
+    /// which must be one at least for each call to it while suspended.
+    func baseline(floor: (p50: Double, p99: Double), wakesOf app: String, _ callee: String, control: VoipdControl) throws -> SIPRunBaseline {
+        let wakes = try control.app(app).wakes
+        let calls = options.warmUpCalls + options.calls
+        guard wakes >= calls else { throw BenchError("voipd woke \(callee) \(wakes) times for \(calls) calls to it while suspended") }
+        return SIPRunBaseline(floorP50: floor.p50, floorP99: floor.p99, wakes: wakes)
+    }
+
+    /// A failed measurement's error: its label, and the ends of voipd's and Kamailio's logs.
+    static func failure(_ label: String, _ error: any Error, daemon: DaemonUnderTest?, server: RegistrarUnderTest?) -> BenchError {
+        let kamailioLog = server?.logTail.map { "\nkamailio's log ends:\n\($0)" } ?? ""
+        return BenchError("\(label): \(error)\nvoipd's log ends:\n\(daemon?.log(tail: 20) ?? "")\(kamailioLog)")
+    }
 }

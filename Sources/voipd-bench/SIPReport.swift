@@ -5,9 +5,7 @@ import Foundation
 struct SIPRun: SIPRunFigures {
     var running: Percentiles
     var suspended: Percentiles
-    var floorP50: Double
-    var floorP99: Double
-    var wakes: Int
+    var baseline: SIPRunBaseline
     static let callee: String? = nil
 
     var cost: Double { suspended.p50 - running.p50 }
@@ -29,11 +27,11 @@ extension SIPResults where Run == SIPRun {
 
     var json: String {
         let running = medians(\.running), suspended = medians(\.suspended)
-        return figuresJSON(SoftphoneFigures(
-            runningP50: running.p50, runningP99: running.p99, suspendedP50: suspended.p50, suspendedP99: suspended.p99,
-            runningP50Runs: numbers(\.running.p50), runningP99Runs: numbers(\.running.p99),
-            suspendedP50Runs: numbers(\.suspended.p50), suspendedP99Runs: numbers(\.suspended.p99),
-            floorP99Runs: numbers(\.floorP99), softphoneWakesRuns: runs.map(\.wakes)))
+        return figuresJSON(FlatFigures([
+            SoftphoneFigures(floorP99Runs: numbers(\.floorP99), softphoneWakesRuns: runs.map(\.wakes)),
+            PercentileFigures("running", p50: running.p50, p99: running.p99, runs: (numbers(\.running.p50), numbers(\.running.p99))),
+            PercentileFigures("suspended", p50: suspended.p50, p99: suspended.p99, runs: (numbers(\.suspended.p50), numbers(\.suspended.p99))),
+        ]))
     }
 
     /// A registrar that could not be measured, and why.
@@ -43,20 +41,16 @@ extension SIPResults where Run == SIPRun {
     }
 }
 
-/// The softphone's own figures in a `sip` JSON line, beside the head and the verdict.
+/// The softphone's own figures in a `sip` JSON line, beside its modes' percentiles, the head
+/// and the verdict.
 private struct SoftphoneFigures: Encodable {
     let connection = "one TCP connection, reused"
     let callEnd = "ACK, BYE, 200 to BYE"
-    var runningP50, runningP99, suspendedP50, suspendedP99: Rounded
-    var runningP50Runs, runningP99Runs, suspendedP50Runs, suspendedP99Runs, floorP99Runs: [Rounded]
+    var floorP99Runs: [Rounded]
     var softphoneWakesRuns: [Int]
 
     enum CodingKeys: String, CodingKey {
-        case connection, callEnd = "call_end"
-        case runningP50 = "running_p50_us", runningP99 = "running_p99_us", suspendedP50 = "suspended_p50_us", suspendedP99 = "suspended_p99_us"
-        case runningP50Runs = "running_p50_us_runs", runningP99Runs = "running_p99_us_runs"
-        case suspendedP50Runs = "suspended_p50_us_runs", suspendedP99Runs = "suspended_p99_us_runs"
-        case floorP99Runs = "floor_p99_us_runs", softphoneWakesRuns = "softphone_wakes_runs"
+        case connection, callEnd = "call_end", floorP99Runs = "floor_p99_us_runs", softphoneWakesRuns = "softphone_wakes_runs"
     }
 }
 

@@ -3,14 +3,25 @@
 protocol SIPRunFigures {
     /// What suspension adds to the p50.
     var cost: Double { get }
-    var floorP50: Double { get }
-    var floorP99: Double { get }
-    /// voipd's count of the callee's wakes over the run (one per suspended call).
-    var wakes: Int { get }
+    var baseline: SIPRunBaseline { get }
     /// The run in one line, for progress.
     var line: String { get }
     /// The callee as the figures name it; nil for the softphone, the first callee.
     static var callee: String? { get }
+}
+
+extension SIPRunFigures {
+    var floorP50: Double { baseline.floorP50 }
+    var floorP99: Double { baseline.floorP99 }
+    var wakes: Int { baseline.wakes }
+}
+
+/// What every run measures beside its callee's modes: the wake floor of the same run (µs),
+/// and voipd's count of the callee's wakes over the run (one per call to it while suspended).
+struct SIPRunBaseline {
+    var floorP50: Double
+    var floorP99: Double
+    var wakes: Int
 }
 
 /// The figures of one callee, registrar and CPU placement over every run: the medians of
@@ -60,7 +71,7 @@ struct SIPResults<Run: SIPRunFigures> {
                                   warmUpCalls: warmUp, runs: runs.count)
         let verdict = SIPVerdictFigures(costP50: Rounded(cost), floorP50: Rounded(floorP50), floorWakes: floorWakes, target: Rounded(target),
                                         targetMet: targetMet, costP50Runs: numbers(\.cost), floorP50Runs: numbers(\.floorP50))
-        return jsonLine(SIPFiguresLine(head: head, callee: callee, verdict: verdict))
+        return jsonLine(FlatFigures([head, callee, verdict]))
     }
 
     /// One figure of every run, for a JSON array.
@@ -93,20 +104,5 @@ private struct SIPVerdictFigures: Encodable {
     enum CodingKeys: String, CodingKey {
         case costP50 = "cost_p50_us", floorP50 = "floor_p50_us", floorWakes = "floor_wakes", target = "target_us"
         case targetMet = "target_met", costP50Runs = "cost_p50_us_runs", floorP50Runs = "floor_p50_us_runs"
-    }
-}
-
-/// The head, the callee's figures and the verdict as one flat object.
-private struct SIPFiguresLine<Callee: Encodable>: Encodable {
-    var head: SIPHeadFigures
-    var callee: Callee
-    var verdict: SIPVerdictFigures
-
-    func encode(to encoder: any Encoder) throws {
-        // Each part asks the same encoder for a keyed container: JSONEncoder gives them one
-        // object, so the line stays flat as the docs and scripts read it.
-        try head.encode(to: encoder)
-        try callee.encode(to: encoder)
-        try verdict.encode(to: encoder)
     }
 }

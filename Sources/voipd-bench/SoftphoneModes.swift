@@ -60,16 +60,27 @@ final class SoftphoneModes {
         try waitFor(.suspended, "after the call")
     }
 
+    /// Until voipd has seen the app end (an adopted program that exited at its start).
+    func waitForTermination(_ when: String) throws {
+        try waitForTransition("ended", when) { $0.to == .terminated }
+    }
+
     private func waitFor(_ state: AppState, _ when: String) throws {
+        try waitForTransition(state.rawValue, when) { record in
+            if record.to == .terminated { throw BenchError("\(app) terminated \(when): \(record.reason)") }
+            return record.to == state
+        }
+    }
+
+    /// Reads the app's transitions until `reached` says one is what was awaited (`what`).
+    private func waitForTransition(_ what: String, _ when: String, _ reached: (TransitionRecord) throws -> Bool) throws {
         let deadline = MonotonicInstant.now + .milliseconds(Self.timeoutMilliseconds)
         while true {
             guard MonotonicInstant.now < deadline,
                   let record = try control.nextTransition(timeoutMilliseconds: pollTimeout(until: deadline)) else {
-                throw BenchError("\(app) was not \(state.rawValue) within \(Self.timeoutMilliseconds) ms \(when)")
+                throw BenchError("\(app) was not \(what) within \(Self.timeoutMilliseconds) ms \(when)")
             }
-            guard record.app == app else { continue }
-            if record.to == .terminated { throw BenchError("\(app) terminated \(when): \(record.reason)") }
-            if record.to == state { return }
+            if record.app == app, try reached(record) { return }
         }
     }
 }

@@ -57,6 +57,14 @@ enum SoftphonesBenchmark {
         case baresipTCP = "baresip-tcp", baresipUDP = "baresip-udp", linphonec
     }
 
+    /// Discovery in the bench's own network namespace, and whole dumps of each table by
+    /// transport and family (`tcp4`, `udp6`…): medians in µs.
+    struct OwnNamespaceFigures: Encodable {
+        var ownNamespaceDiscoveryMicroseconds: Double
+        var ownNamespaceDiscoveryCopiesMicroseconds: Double
+        var tableDumpMicroseconds: [String: Double]
+    }
+
     struct Figures: Encodable {
         var phone: String
         var idleSeconds: Double
@@ -96,14 +104,14 @@ enum SoftphonesBenchmark {
                     }.get()
                 }
             }
-            if options.json {
-                let tables = dumps.keys.sorted().map { "\"\($0)\":\(dumps[$0]!)" }.joined(separator: ",")
-                print(#"{"ownNamespaceDiscoveryMicroseconds":\#(own),"ownNamespaceDiscoveryCopiesMicroseconds":\#(ownCopies),"tableDumpMicroseconds":{\#(tables)}}"#)
-            } else {
-                let tables = dumps.keys.sorted().map { "\($0) \(String(format: "%.1f", dumps[$0]!))" }.joined(separator: ", ")
-                print("a process with 2 sockets in voipd's own network namespace: discovery \(String(format: "%.1f", own)) µs by netlink, "
-                      + "\(String(format: "%.1f", ownCopies)) µs from copies of the descriptors; "
-                      + "a whole table dump (µs): \(tables) (medians)")
+            let ownNamespace = OwnNamespaceFigures(ownNamespaceDiscoveryMicroseconds: own, ownNamespaceDiscoveryCopiesMicroseconds: ownCopies,
+                                                   tableDumpMicroseconds: dumps)
+            try printFigures(ownNamespace, json: options.json) { figures in
+                let tables = figures.tableDumpMicroseconds.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.1f", $0.value))" }
+                print("a process with 2 sockets in voipd's own network namespace: discovery "
+                      + "\(String(format: "%.1f", figures.ownNamespaceDiscoveryMicroseconds)) µs by netlink, "
+                      + "\(String(format: "%.1f", figures.ownNamespaceDiscoveryCopiesMicroseconds)) µs from copies of the descriptors; "
+                      + "a whole table dump (µs): \(tables.joined(separator: ", ")) (medians)")
             }
             for phone in options.phones {
                 try printFigures(try measure(phone, options), json: options.json, report: report)

@@ -101,8 +101,7 @@ enum StartupBenchmark {
         report("voipd", daemon, against: "s6-fdholderd", holder, what: "start → ready", memory: "RSS at ready", json: options.json)
         report("voipctl status", client, against: "s6-fdholder-list", lister, what: "spawned → exited", memory: "peak RSS", json: options.json)
         if options.json {
-            FreezeBenchmark.emit(jsonObject([("test", "\"startup\""), ("program", "\"voipd served\""), ("requests", "\(options.runs)"),
-                                             ("rss_kb", fixed(servedKB, 0))]))
+            FreezeBenchmark.emit(jsonLine(ServedFigures(requests: options.runs, rssKB: Rounded(servedKB, 0))))
         } else {
             FreezeBenchmark.emit("voipd after \(options.runs) status requests: RSS \(fixed(servedKB / 1024, 1)) MiB")
         }
@@ -113,16 +112,44 @@ enum StartupBenchmark {
         let time = median(ours.microseconds), kb = median(ours.kilobytes)
         let theirTime = median(theirs.microseconds), theirKB = median(theirs.kilobytes)
         if json {
-            FreezeBenchmark.emit(jsonObject([
-                ("test", "\"startup\""), ("program", "\"\(name)\""), ("runs", "\(ours.microseconds.count)"),
-                ("us", fixed(time, 0)), ("rss_kb", fixed(kb, 0)), ("other", "\"\(other)\""),
-                ("other_us", fixed(theirTime, 0)), ("other_rss_kb", fixed(theirKB, 0)), ("ratio", fixed(time / theirTime, 2)),
-                ("us_min", fixed(ours.microseconds.min() ?? .nan, 0)), ("other_us_min", fixed(theirs.microseconds.min() ?? .nan, 0)),
-            ]))
+            FreezeBenchmark.emit(jsonLine(ProgramFigures(
+                program: name, runs: ours.microseconds.count, microseconds: Rounded(time, 0), rssKB: Rounded(kb, 0),
+                minimumMicroseconds: Rounded(ours.microseconds.min() ?? .nan, 0), other: other, otherMicroseconds: Rounded(theirTime, 0),
+                otherRSSKB: Rounded(theirKB, 0), otherMinimumMicroseconds: Rounded(theirs.microseconds.min() ?? .nan, 0),
+                ratio: Rounded(time / theirTime, 2))))
         } else {
             FreezeBenchmark.emit("\(name): \(what) p50 \(fixed(time / 1000, 2)) ms (min \(fixed((ours.microseconds.min() ?? .nan) / 1000, 2))), "
                 + "\(memory) \(fixed(kb / 1024, 1)) MiB | \(other): p50 \(fixed(theirTime / 1000, 2)) ms "
                 + "(min \(fixed((theirs.microseconds.min() ?? .nan) / 1000, 2))), \(fixed(theirKB / 1024, 1)) MiB | ratio \(fixed(time / theirTime, 2))")
+        }
+    }
+
+    /// One program beside the other it is compared with: medians of time (µs) and memory (KiB).
+    private struct ProgramFigures: Encodable {
+        let test = "startup"
+        var program: String
+        var runs: Int
+        var microseconds, rssKB, minimumMicroseconds: Rounded
+        var other: String
+        var otherMicroseconds, otherRSSKB, otherMinimumMicroseconds, ratio: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, program, runs, other, ratio
+            case microseconds = "us", rssKB = "rss_kb", minimumMicroseconds = "us_min"
+            case otherMicroseconds = "other_us", otherRSSKB = "other_rss_kb", otherMinimumMicroseconds = "other_us_min"
+        }
+    }
+
+    /// voipd's memory once it has served the status requests.
+    private struct ServedFigures: Encodable {
+        let test = "startup"
+        let program = "voipd served"
+        var requests: Int
+        var rssKB: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, program, requests
+            case rssKB = "rss_kb"
         }
     }
 

@@ -14,6 +14,8 @@ final class Attempt {
         case unwantedStatus(HTTPResponseHead)
         case file(String)
         case rangeMismatch
+        /// Nothing came or went for the order's `timeoutIntervalForRequest`.
+        case idle
     }
 
     let order: AttemptOrder
@@ -21,6 +23,10 @@ final class Attempt {
     /// Bytes of the partial file the Range request asked to keep.
     let requestedOffset: Int64
     var task: URLSessionTask?
+    /// Its URLSession (the agent makes one per attempt), until the attempt is forgotten.
+    var session: URLSession?
+    /// Where the URLSession calls of this attempt are made, in order (``TransferAgent``).
+    let calls = DispatchQueue(label: "voipd-transfer.attempt")
     /// A download's partial file, open and locked from the attempt's start until the
     /// response says how to write it; then the writer's.
     var partial: FileDescriptor?
@@ -29,6 +35,10 @@ final class Attempt {
     var resumedFrom: Int64 = 0
     var progress = TransferProgress()
     var lastProgressReport = MonotonicInstant.origin
+    /// When a byte, or the response, last came or went (the request timeout counts from it).
+    var lastActivity = MonotonicInstant.now
+    /// The request timeout's timer (``TransferAgent``'s idle watch).
+    var idleTimer: (any DispatchSourceTimer)?
     var cancellation: Cancellation?
 
     init(order: AttemptOrder, files: DownloadFiles?, requestedOffset: Int64) {

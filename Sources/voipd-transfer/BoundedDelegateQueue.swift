@@ -9,9 +9,9 @@ import Foundation
 /// the loop stops reading the socket and TCP's own flow control slows the server, until
 /// the delegate takes the queued calls to run them.
 ///
-/// URLSession calls that wait for its loop (`resume()` does) must not be made from the
-/// delegate while the loop waits for the delegate: ``withLoopFree(_:)`` lets the loop go on
-/// for the time of such a call.
+/// URLSession calls that wait for its loop (making a task, `resume()`, `cancel()`) must
+/// not be made on the delegate's queue, which the loop may be waiting for: the agent makes
+/// them on each attempt's own queue, for each attempt's own session (`TransferAgent`).
 final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// About 8 MiB of queued chunks, and as many more in the batch being run.
     static let limit = 512
@@ -21,7 +21,6 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [@Sendable () -> Void] = []
     private var drainScheduled = false
-    private var loopFreed = 0
 
     init(target: DispatchQueue) {
         self.target = target
@@ -36,7 +35,7 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// agent's CPU went to that hand-over, docs/BENCHMARKS.md).
     override func addOperation(_ block: @Sendable @escaping () -> Void) {
         condition.lock()
-        while pending.count >= Self.limit && loopFreed == 0 { condition.wait() }
+        while pending.count >= Self.limit { condition.wait() }
         pending.append(block)
         let schedule = !drainScheduled
         drainScheduled = true
@@ -60,20 +59,6 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
             for block in batch { block() }
             batch.removeAll(keepingCapacity: true)
         }
-    }
-
-    /// Runs `body` (on the delegate queue) with URLSession's loop free to go on meanwhile.
-    func withLoopFree<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        loopFreed += 1
-        condition.broadcast()
-        condition.unlock()
-        defer {
-            condition.lock()
-            loopFreed -= 1
-            condition.unlock()
-        }
-        return try body()
     }
 
 }

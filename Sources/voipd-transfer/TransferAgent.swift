@@ -8,13 +8,25 @@ import VoipdVocabulary
 /// Performs voipd's attempts with URLSession. Every piece of state lives on one serial
 /// queue, which is also URLSession's delegate queue: commands are dispatched onto it and
 /// delegate calls arrive on it.
+///
+/// Each attempt has a URLSession of its own. URLSession's calls that wait for its loop
+/// (making a task, `resume()`, `cancel()`: `workQueue.sync` in swift-corelibs-foundation
+/// 6.3) get their turn only when the loop lets go, and a loop held at the delegate queue's
+/// bound by a download that comes faster than it is written does not: libcurl goes on with
+/// that transfer as long as its socket has data. With one session for all, an attempt
+/// started beside such a download waited for it; the old way out, letting the loop past the
+/// bound while the agent waited, let the delegate queue grow by hundreds of MiB
+/// (`AgentCommandTests.startBesideFastDownload`). An attempt's own session has a loop that
+/// waits for nothing of the others'.
 final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let queue: DispatchQueue
     private let channel: ParentChannel
-    private var session: URLSession!
+    private let sessionConfiguration: URLSessionConfiguration
     private var attempts: [TransferTaskID: Attempt] = [:]
     private let delegateQueue: BoundedDelegateQueue
-    private var byTask: [Int: TransferTaskID] = [:]
+    /// The attempt of each task, by the task object: each session numbers its tasks from 1,
+    /// so `taskIdentifier` names a task only within its session.
+    private var byTask: [ObjectIdentifier: TransferTaskID] = [:]
 
     init(channel: ParentChannel) {
         self.channel = channel
@@ -22,7 +34,6 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         // The delegate calls run on the agent's serial queue, so commands and delegate calls
         // take turns on it.
         delegateQueue = BoundedDelegateQueue(target: queue)
-        super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -32,7 +43,9 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         // voipd decides how many run and to which hosts.
         configuration.httpMaximumConnectionsPerHost = 64
         configuration.timeoutIntervalForResource = TransferOptions.sevenDays * 52
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
+        configuration.timeoutIntervalForRequest = Self.urlSessionRequestTimeout
+        sessionConfiguration = configuration
+        super.init()
     }
 
     // MARK: - Commands
@@ -50,7 +63,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         if let previous = attempts[order.task] {
             // voipd moved on without waiting for the last one to end: it is no longer wanted.
             previous.cancellation = .stopped(keepPartial: true)
-            previous.task?.cancel()
+            cancel(previous)
             // What it wrote stays; its lock goes with its descriptor, for the new attempt.
             try? previous.output?.flush()
             previous.output = nil
@@ -65,7 +78,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         guard var request = Self.request(order) else { return end(order, .fileFailure("unusable URL"), TransferProgress()) }
 
         let attempt: Attempt
-        let task: URLSessionTask
+        let makeTask: @Sendable (URLSession) -> URLSessionTask
         switch order.kind {
         case .download(let destination):
             let files: DownloadFiles
@@ -91,7 +104,8 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             if offset > 0, let validator = order.resumeFrom { Self.askForRange(from: offset, validator: validator, in: &request) }
             attempt = Attempt(order: order, files: files, requestedOffset: offset)
             attempt.partial = consume partial
-            task = delegateQueue.withLoopFree { session.dataTask(with: request) }
+            let request = request
+            makeTask = { session in session.dataTask(with: request) }
         case .upload(let source):
             let size: Int64
             do {
@@ -101,22 +115,72 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             }
             attempt = Attempt(order: order, files: nil, requestedOffset: 0)
             attempt.progress.bytesExpectedToSend = size
-            task = delegateQueue.withLoopFree { session.uploadTask(with: request, fromFile: URL(fileURLWithPath: source)) }
+            let request = request
+            makeTask = { session in session.uploadTask(with: request, fromFile: URL(fileURLWithPath: source)) }
         }
         attempts[order.task] = attempt
-        run(task, for: attempt)
+        run(attempt, makingTaskWith: makeTask)
     }
 
-    private func run(_ task: URLSessionTask, for attempt: Attempt) {
-        attempt.task = task
-        byTask[task.taskIdentifier] = attempt.order.task
-        // resume() waits for URLSession's loop, which may be waiting for this queue.
-        delegateQueue.withLoopFree { task.resume() }
+    /// Gives the attempt a session of its own, then makes its task and resumes it on the
+    /// attempt's queue of URLSession calls (``Attempt/calls``), where a cancel of it goes
+    /// too, after them. Not on this queue: the session's loop may come to wait for this queue
+    /// (the delegate queue's bound) while a call waits for the loop. The task joins its
+    /// attempt here before it runs, and the request timeout counts from then; an attempt
+    /// stopped or replaced before its task existed never runs it.
+    private func run(_ attempt: Attempt, makingTaskWith makeTask: @escaping @Sendable (URLSession) -> URLSessionTask) {
+        let session = URLSession(configuration: sessionConfiguration, delegate: self, delegateQueue: delegateQueue)
+        attempt.session = session
+        let (id, calls) = (attempt.order.task, attempt.calls)
+        calls.async { [self] in
+            let task = makeTask(session)
+            queue.async { [self] in
+                // Its session, held here, names it (a forgotten attempt has none).
+                guard let attempt = attempts[id], attempt.session === session else {
+                    // Replaced: it was forgotten, its session invalidated.
+                    return calls.async { task.cancel() }
+                }
+                guard attempt.cancellation == nil else {
+                    // Stopped before its task existed: it ends now.
+                    calls.async { task.cancel() }
+                    return finish(attempt, error: nil)
+                }
+                attempt.task = task
+                byTask[ObjectIdentifier(task)] = id
+                watchIdleness(of: attempt)
+                calls.async { task.resume() }
+            }
+        }
     }
+
+    /// Cancels the attempt's task, on its queue of URLSession calls rather than this queue.
+    /// URLSession's `cancel()` waits for its loop (`workQueue.sync` in swift-corelibs-foundation
+    /// 6.3), and the loop may be
+    /// waiting for this queue to take the delegate calls it queued: called here, a stop in
+    /// the middle of a fast download, or a write failing there, deadlocked the agent with
+    /// every attempt of its user; with the loop let go meanwhile (past the delegate queue's
+    /// bound), that queue grew by hundreds of MiB before the cancel had its turn. From
+    /// elsewhere, this queue goes on taking the calls (those of the cancelled attempt are
+    /// dropped), the loop stays within its bound, and the cancel runs in its turn.
+    private func cancel(_ attempt: Attempt) {
+        guard let task = attempt.task else { return }
+        attempt.calls.async { task.cancel() }
+    }
+
+    /// What URLSession is given as its request timeout: so far away that the timer it makes
+    /// is never armed. FoundationNetworking re-creates that timer (a dispatch source, armed
+    /// and cancelled through libdispatch's manager thread) for every 16 KiB libcurl hands
+    /// over, a fifth of the agent's CPU on a fast download (docs/BENCHMARKS.md); a deadline
+    /// past `DispatchTime`'s range (here about 10¹⁵ ms) becomes `DISPATCH_TIME_FOREVER`, and
+    /// libdispatch leaves such a timer out of its heap. Nor did that timer ever end an
+    /// attempt here: a server gone silent held it with a timeout of 0.5 s or 2 s as long as
+    /// the test waited (`DownloadTests.requestTimeout`). The agent keeps the request timeout
+    /// itself (``watchIdleness(of:)``).
+    static let urlSessionRequestTimeout: TimeInterval = 1e12
 
     private static func request(_ order: AttemptOrder) -> URLRequest? {
         guard let url = URL(string: order.request.url) else { return nil }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: order.timeoutIntervalForRequest)
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: urlSessionRequestTimeout)
         request.httpMethod = order.request.method
         for header in order.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         return request
@@ -134,7 +198,37 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             return
         }
         attempt.cancellation = .stopped(keepPartial: keepPartial)
-        attempt.task?.cancel()
+        cancel(attempt)
+    }
+
+    // MARK: - The request timeout
+
+    /// `timeoutIntervalForRequest` as URLSession means it: the attempt fails when nothing
+    /// has come or gone for that long, from its start (connecting, waiting for the response)
+    /// to its end. One timer per attempt, armed for the time left since the last activity
+    /// and re-armed only when it fires, instead of one per chunk.
+    private func watchIdleness(of attempt: Attempt) {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        attempt.idleTimer = timer
+        attempt.lastActivity = .now
+        timer.setEventHandler { [weak self, weak attempt] in
+            guard let self, let attempt else { return }
+            self.idleTimerFired(attempt)
+        }
+        timer.schedule(deadline: .now() + attempt.order.timeoutIntervalForRequest)
+        timer.resume()
+    }
+
+    private func idleTimerFired(_ attempt: Attempt) {
+        guard attempts[attempt.order.task] === attempt, attempt.cancellation == nil, attempt.task != nil else { return }
+        let limit = attempt.order.timeoutIntervalForRequest
+        let idle = (MonotonicInstant.now - attempt.lastActivity).seconds
+        guard idle >= limit else {
+            attempt.idleTimer?.schedule(deadline: .now() + (limit - idle))
+            return
+        }
+        attempt.cancellation = .idle
+        cancel(attempt)
     }
 
     // MARK: - URLSession
@@ -143,9 +237,10 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         completionHandler(.allow)
         guard let attempt = attempt(for: dataTask), attempt.cancellation == nil else { return }
+        attempt.lastActivity = .now
         guard let http = response as? HTTPURLResponse else {
             attempt.cancellation = .file("the response is not HTTP")
-            return dataTask.cancel()
+            return cancel(attempt)
         }
         let head = HTTPResponseHead(http)
         attempt.response = head
@@ -153,7 +248,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             // FoundationNetworking ignores the disposition; cancelling is how the body of an
             // error (or a challenge) is left unread.
             attempt.cancellation = .unwantedStatus(head)
-            return dataTask.cancel()
+            return cancel(attempt)
         }
         if let files = attempt.files {
             let decision = RangeResumption.decide(head, requestedOffset: attempt.requestedOffset)
@@ -168,7 +263,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
                 attempt.progress.bytesExpectedToReceive = total ?? (http.expectedContentLength >= 0 ? http.expectedContentLength : nil)
             case .mismatch:
                 attempt.cancellation = .rangeMismatch
-                return dataTask.cancel()
+                return cancel(attempt)
             }
             do throws(FileProblem) {
                 guard let partial = attempt.partial.take() else { throw FileProblem(message: "\(files.partialPath) was closed") }
@@ -176,7 +271,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
                 attempt.output = PartialFileWriter(file: partial, offset: attempt.resumedFrom)
             } catch {
                 attempt.cancellation = .file(error.message)
-                return dataTask.cancel()
+                return cancel(attempt)
             }
             attempt.progress.bytesReceived = attempt.resumedFrom
         } else {
@@ -192,18 +287,22 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
             do {
                 try output.append(data)
             } catch {
-                return fail(attempt, dataTask, writing: error)
+                return fail(attempt, writing: error)
             }
         }
         attempt.progress.bytesReceived += Int64(data.count)
-        reportProgressIfDue(attempt)
+        let now = MonotonicInstant.now
+        attempt.lastActivity = now
+        reportProgressIfDue(attempt, now: now)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
                     totalBytesExpectedToSend: Int64) {
         guard let attempt = attempt(for: task), attempt.cancellation == nil else { return }
         attempt.progress.bytesSent = totalBytesSent
-        reportProgressIfDue(attempt)
+        let now = MonotonicInstant.now
+        attempt.lastActivity = now
+        reportProgressIfDue(attempt, now: now)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -242,9 +341,9 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         end(attempt.order, outcome.reported, attempt.progress)
     }
 
-    private func fail(_ attempt: Attempt, _ task: URLSessionTask, writing error: any Error) {
+    private func fail(_ attempt: Attempt, writing error: any Error) {
         attempt.cancellation = .file("cannot write \(attempt.files?.partialPath ?? ""): \(Self.describe(error))")
-        task.cancel()
+        cancel(attempt)
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -283,6 +382,9 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         case .rangeMismatch:
             attempt.files?.discard()
             return .networkFailure(NetworkFailure(code: 0, message: "the server's partial response does not continue the file; starting again", isTransient: true))
+        case .idle:
+            return .networkFailure(NetworkFailure(code: URLError.timedOut.rawValue,
+                                                  message: "nothing came for \(attempt.order.timeoutIntervalForRequest) s (timeoutIntervalForRequest)", isTransient: true))
         case nil: break
         }
         if let error { return .networkFailure(NetworkErrors.failure(error)) }
@@ -300,8 +402,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
         channel.send(.attempt(AttemptReport(task: order.task, attempt: order.attempt, event: .ended(outcome, progress))))
     }
 
-    private func reportProgressIfDue(_ attempt: Attempt) {
-        let now = MonotonicInstant.now
+    private func reportProgressIfDue(_ attempt: Attempt, now: MonotonicInstant) {
         guard attempt.progressDue(now: now) else { return }
         attempt.lastProgressReport = now
         channel.send(.attempt(AttemptReport(task: attempt.order.task, attempt: attempt.order.attempt, event: .progress(attempt.progress))))
@@ -309,12 +410,20 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
     private func attempt(for task: URLSessionTask) -> Attempt? {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let id = byTask[task.taskIdentifier], let attempt = attempts[id], attempt.task === task else { return nil }
+        guard let id = byTask[ObjectIdentifier(task)], let attempt = attempts[id], attempt.task === task else { return nil }
         return attempt
     }
 
     private func forget(_ attempt: Attempt) {
-        if let task = attempt.task { byTask[task.taskIdentifier] = nil }
+        attempt.idleTimer?.cancel()
+        attempt.idleTimer = nil
+        if let task = attempt.task { byTask[ObjectIdentifier(task)] = nil }
         if attempts[attempt.order.task] === attempt { attempts[attempt.order.task] = nil }
+        // A session holds its delegate, the agent, until it is invalidated; its task has
+        // ended, or is cancelled with it.
+        if let session = attempt.session {
+            attempt.session = nil
+            attempt.calls.async { session.invalidateAndCancel() }
+        }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoipdConfiguration
 @testable import VoipdDaemon
+import VoipdProtocol
 import VoipdSystem
 import VoipdTestSupport
 import VoipdTransfers
@@ -10,7 +11,7 @@ import VoipdVocabulary
 
 /// How voipd reads the kernel's word on power supplies and the network: the messages'
 /// decoding (what a power supply's change looks like cannot be made on a machine without
-/// one), the route tables' text, and a real kernel uevent through the watch's socket.
+/// one), the kernel's answers about routes, and a real kernel uevent through the watch's socket.
 @Suite("Transfer conditions: decoding and the kernel's sockets")
 struct ConditionsWatchTests {
     static func uevent(_ fields: [String]) -> [UInt8] { fields.flatMap { Array($0.utf8) + [0] } }
@@ -58,25 +59,40 @@ struct ConditionsWatchTests {
         #expect(RouteNetlinkMessages.types(in: [1, 2, 3]).isEmpty)
     }
 
-    @Test("default routes from /proc/net/route and /proc/net/ipv6_route; the lowest metric's interface decides")
-    func defaultRoutes() throws {
-        let ipv4 = """
-            Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
-            wlan0\t00000000\t0101A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0
-            eth0\t00000000\t010200C0\t0003\t0\t0\t100\t00000000\t0\t0\t0
-            eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
-            wwan0\t00000000\t00000000\t0000\t0\t0\t0\t00000000\t0\t0\t0
-            """
-        #expect(SystemNetwork.defaultRoutes(ipv4: ipv4) == [.init(interface: "wlan0", metric: 600), .init(interface: "eth0", metric: 100)],
-                "a route that is not up is no route")
-        let ipv6 = """
-            fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000002 00000000 00000001     eth0
-            00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000003 00000000 00000003     eth0
-            00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
-            """
-        #expect(SystemNetwork.defaultRoutes(ipv6: ipv6) == [.init(interface: "eth0", metric: 0x400)], "the unreachable default on lo is no route")
+    /// An answer of the kernel to `RTM_GETROUTE`: an `nlmsghdr` of `type`, then `payload`.
+    static func routeAnswer(type: UInt16, _ payload: [UInt8]) -> [UInt8] {
+        var header = [UInt8](repeating: 0, count: 16)
+        header.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: UInt32(16 + payload.count), toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: type, toByteOffset: 4, as: UInt16.self)
+        }
+        return header + payload
+    }
 
-        // An interface's kind, from a copy of /sys/class/net.
+    @Test("the kernel's answer for one destination: the unicast route's interface; no route, an unreachable or a blackhole one is none")
+    func routeAnswers() throws {
+        let request = RouteLookup.request(to: [8, 8, 8, 8])
+        #expect(request.count == 36 && request.suffix(4) == [8, 8, 8, 8] && request[16] == UInt8(AF_INET) && request[17] == 32)
+        #expect(RouteLookup.request(to: [UInt8](repeating: 0x20, count: 16)).count == 48)
+        // rtmsg (unicast), RTA_TABLE 100, RTA_OIF 1 (lo).
+        let rtmsg: [UInt8] = [UInt8(AF_INET), 32, 0, 0, 100, 0, 0, 1, 0, 0, 0, 0]
+        let table: [UInt8] = [8, 0, 15, 0, 100, 0, 0, 0]
+        let oif: [UInt8] = [8, 0, 4, 0, 1, 0, 0, 0]
+        #expect(try RouteLookup.answer(Self.routeAnswer(type: 24, rtmsg + table + oif))?.interface == "lo")
+        var local = rtmsg
+        local[7] = 2
+        #expect(try RouteLookup.answer(Self.routeAnswer(type: 24, local + oif)) == nil, "a local route leads nowhere out")
+        for error in [ENETUNREACH, EHOSTUNREACH, EINVAL] {
+            let code = withUnsafeBytes(of: Int32(-error)) { Array($0) }
+            #expect(try RouteLookup.answer(Self.routeAnswer(type: 2, code + [UInt8](repeating: 0, count: 16))) == nil)
+        }
+        let code = withUnsafeBytes(of: Int32(-ENOMEM)) { Array($0) }
+        #expect(throws: Errno.self) { try RouteLookup.answer(Self.routeAnswer(type: 2, code + [UInt8](repeating: 0, count: 16))) }
+        #expect(throws: Errno.self) { try RouteLookup.answer([1, 2, 3]) }
+    }
+
+    @Test("the kind of an interface, from /sys/class/net")
+    func interfaceKinds() throws {
         let root = try makeTemporaryDirectory("voipd-sysnet")
         defer { removeTree(root) }
         func interface(_ name: String, type: String, uevent: String = "", wireless: Bool = false) throws {
@@ -94,18 +110,6 @@ struct ConditionsWatchTests {
         #expect(SystemNetwork.kind(ofInterface: "eth0", sysClassNet: root) == .ethernet)
         #expect(SystemNetwork.kind(ofInterface: "lo", sysClassNet: root) == .other)
         #expect(SystemNetwork.kind(ofInterface: "../etc", sysClassNet: root) == .other)
-
-        // The whole reading, from a copy of /proc/net: the lowest metric wins; cellular is expensive.
-        let proc = try makeTemporaryDirectory("voipd-procnet")
-        defer { removeTree(proc) }
-        try ipv4.replacingOccurrences(of: "wwan0\t00000000\t00000000\t0000", with: "wwan0\t00000000\t00000000\t0001")
-            .write(toFile: proc + "/route", atomically: true, encoding: .utf8)
-        try "".write(toFile: proc + "/ipv6_route", atomically: true, encoding: .utf8)
-        #expect(SystemNetwork.read(procNet: proc, sysClassNet: root) == NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: true))
-        #expect(SystemNetwork.read(expensive: ["wifi"], procNet: proc, sysClassNet: root) == NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: false),
-                "the configuration's expensiveNetworks decide")
-        try "".write(toFile: proc + "/route", atomically: true, encoding: .utf8)
-        #expect(SystemNetwork.read(procNet: proc, sysClassNet: root).isAvailable == false)
     }
 
     @Test("the configuration's expensiveNetworks: cellular by default, any list of kinds, a bad kind refused by name")
@@ -119,13 +123,21 @@ struct ConditionsWatchTests {
         #expect(TransfersFile.keys.contains("expensiveNetworks"))
     }
 
-    @Test("voipctl network's settings stay over the system's network, field by field")
+    @Test("voipctl network's settings stay over the system's network, field by field; a kind set is expensive as configured")
     func overrides() {
         let system = NetworkStatus(isAvailable: true, kind: .wifi, isExpensive: false)
-        #expect(NetworkOverride().applied(to: system) == system)
-        #expect(NetworkOverride(isExpensive: true).applied(to: system) == NetworkStatus(isAvailable: true, kind: .wifi, isExpensive: true))
-        #expect(NetworkOverride(isAvailable: false, kind: .cellular).applied(to: system)
-                == NetworkStatus(isAvailable: false, kind: .cellular, isExpensive: false))
+        let expensive: Set<String> = ["cellular"]
+        #expect(NetworkOverride().applied(to: system, expensiveKinds: expensive) == system)
+        #expect(NetworkOverride().fields == [])
+        #expect(NetworkOverride(isExpensive: true).applied(to: system, expensiveKinds: expensive)
+                == NetworkStatus(isAvailable: true, kind: .wifi, isExpensive: true))
+        #expect(NetworkOverride(isAvailable: false, kind: .cellular).applied(to: system, expensiveKinds: expensive)
+                == NetworkStatus(isAvailable: false, kind: .cellular, isExpensive: true))
+        #expect(NetworkOverride(kind: .ethernet).applied(to: NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: true), expensiveKinds: expensive)
+                == NetworkStatus(isAvailable: true, kind: .ethernet, isExpensive: false))
+        #expect(NetworkOverride(kind: .cellular, isExpensive: false).applied(to: system, expensiveKinds: expensive)
+                == NetworkStatus(isAvailable: true, kind: .cellular, isExpensive: false))
+        #expect(NetworkOverride(isAvailable: false, kind: .cellular).fields == [.kind, .available])
     }
 
     @Test("the uevent socket receives a real kernel uevent (lo's, asked for through its uevent file)",

@@ -50,15 +50,33 @@ struct AdoptedBaresipKeepAliveTests {
         try waitForSuspended(pid, harness)
         let caller = try Baresip(in: network, name: "bob", sipPort: 5080, user: "bob", transport: "udp", dial: "sip:alice@127.0.0.1")
         try waitForText("Call established", in: log, timeout: .seconds(10))
+        let establishedSeen = wallClockSeconds()
 
         // 10 s of call: 100 s of voipd's time, past its 30 s (scaled: 3 s) background budget
         // and every watchdog. Busy (its audio thread), it must not be stopped.
+        // Her transitions queued since her last suspension come first. Those stamped before the
+        // call was seen established are not the call's: while bob starts and the call is set
+        // up, keep-alive rounds go on (resumed, measured quiet, suspended), and under load bob's
+        // start outlasted one. The last of them says whether she was in the call when it was
+        // seen established (a wake is stamped at its SIGCONT, before she runs); each one after
+        // it must leave her running.
+        var beforeTheCall: TransitionRecord?
         let call = Deadline(.seconds(10))
         while !call.hasPassed {
             guard let record = try? harness.nextTransition(timeout: .milliseconds(Int64(max(1, call.remainingMilliseconds)))),
                   record.app == "alice" else { continue }
-            #expect(record.to != .suspended && record.to != .terminated, "in the call: \(record.from.rawValue) → \(record.to.rawValue): \(record.reason)")
+            if record.time < establishedSeen {
+                beforeTheCall = record
+                continue
+            }
+            #expect(record.to != .suspended && record.to != .terminated,
+                    """
+                    in the call: \(record.from.rawValue) → \(record.to.rawValue): \(record.reason), \(record.time - establishedSeen) s after "Call established" was seen; \
+                    voipd's log about alice:\n\(harness.log.split(separator: "\n").filter { $0.contains("alice") }.suffix(40).joined(separator: "\n"))
+                    """)
         }
+        #expect(beforeTheCall.map { $0.to != .suspended && $0.to != .terminated } == true,
+                "when the call was seen established her last transition was \(beforeTheCall.map { "\($0.from.rawValue) → \($0.to.rawValue): \($0.reason), \($0.time - establishedSeen) s" } ?? "none since her suspension")")
         #expect(ProcFS.state(of: pid) != "T", "running through the call")
         #expect(!network.read("alice.log").contains("terminated") && !network.read("bob.log").contains("terminated"),
                 "the call is still up after 10 s")

@@ -98,8 +98,10 @@ struct AdoptionDaemonTests {
             // moments is such an arrival; suspended then, the call would wait for a re-send.
             var lastSent = 0.0
             for round in 1...12 {
-                try sendDatagram("datagram \(round)", toLoopbackPort: port)
+                // Taken before the send: no arrival, nor voipd's sample that sees it, can come
+                // before it (taken after, a test preempted there would be late by a sample's share).
                 lastSent = Date().timeIntervalSince1970
+                try sendDatagram("datagram \(round)", toLoopbackPort: port)
                 let pause = Deadline(.milliseconds(250))
                 while !pause.hasPassed {
                     guard let record = try? harness.nextTransition(timeout: .milliseconds(max(1, pause.remainingMilliseconds))),
@@ -135,14 +137,69 @@ struct AdoptionDaemonTests {
         }
     }
 
-    @Test("launch --adopt rules survive a voipd killed while the program is suspended: the next voipd resumes it from the state file, adopts it by the same rules (no warning), suspends it once quiet, and a datagram wakes it",
+    @Test("launch --adopt rules survive a voipd killed while the program is suspended: the next voipd takes it back from the state file (kept suspended, its adopted socket copied back from it), adopts it by the same rules (no warning), and a datagram wakes it",
           .timeLimit(.minutes(2)))
     func launchRulesSurviveARestart() throws {
+        try takenBackAfterACrash(sockets: 1, launch: { try launchUDPReader($0, in: $1) }) { control, follower, pid, reader in
+            let status = try control.app("reader")
+            #expect(status.pid == pid, "the same process, adopted again, not relaunched")
+            #expect(status.adoption?.rules == ["udp:local=127.0.0.1:*"], "\(String(describing: status.adoption))")
+            #expect(status.adoption?.warning == nil && status.voipSockets == 1, "\(String(describing: status.adoption))")
+
+            try sendDatagram("after the restart", toLoopbackPort: reader.port)
+            try control.waitUntil("reader", is: .background, follower: follower)
+            try waitForText("got after the restart", in: reader.output)
+        }
+    }
+
+    /// A program with two UDP sockets, each on a port of its own; prints them.
+    private static let twoSocketReader = """
+        import socket, sys
+        sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+        for s in sockets: s.bind(("127.0.0.1", 0))
+        sys.stdout.write("ports %s\\n" % " ".join(str(s.getsockname()[1]) for s in sockets))
+        while True:
+            sockets[0].recv(2048)
+        """
+
+    @Test("a program taken back suspended after a crash with two adopted sockets, killed: voipd lets go of both copies, its ports are free again",
+          .timeLimit(.minutes(2)))
+    func bothCopiesGoWithTheProgram() throws {
+        let launch = { (control: VoipdControl, directory: String) throws -> [UInt16] in
+            let output = directory + "/reader.out"
+            let file = try openFile(output, flags: O_WRONLY | O_CREAT | O_APPEND)
+            _ = try control.launch(["/usr/bin/python3", "-u", "-c", Self.twoSocketReader], name: "reader",
+                                   adopt: ["udp:local=127.0.0.1:*"], output: file.rawValue)
+            try waitForText("ports ", in: output)
+            return (ProcFS.read(output) ?? "").split(separator: "\n").first?.split(separator: " ").dropFirst().compactMap { UInt16($0) } ?? []
+        }
+        try takenBackAfterACrash(sockets: 2, launch: launch) { control, follower, pid, ports in
+            try #require(ports.count == 2)
+            let status = try control.app("reader")
+            #expect(status.pid == pid && status.voipSockets == 2, "both copies back: \(status)")
+
+            try control.command(.kill, "reader")
+            try control.waitUntil("reader", is: .terminated, follower: follower)
+            #expect(try control.sockets("reader").isEmpty, "the copies of a program that ended are held no more")
+            for port in ports {
+                #expect(throws: Never.self, "port \(port) is free again: no copy of its socket is left open") {
+                    _ = try Socket.bindUDP(port: port)
+                }
+            }
+        }
+    }
+
+    /// A program adopted in a rig's voipd (`launch` starts it as "reader" and returns what
+    /// the test needs of it), suspended with `sockets` copies held; that voipd is killed and
+    /// the next one takes the program back suspended from the state file. `body` gets the
+    /// new voipd's control and follower, the program's pid and what `launch` returned.
+    private func takenBackAfterACrash<Launched>(sockets: Int, launch: (VoipdControl, _ directory: String) throws -> Launched,
+                                                _ body: (VoipdControl, _ follower: VoipdControl, pid_t, Launched) throws -> Void) throws {
         let rig = try ServiceRig()
         defer { rig.stop() }
         let first = try RestartRecoveryTests.start(rig)
         var (control, follower) = try RestartRecoveryTests.controls(rig)
-        let (port, output) = try launchUDPReader(control, in: rig.directory)
+        let launched = try launch(control, rig.directory)
         let pid = try #require(try control.app("reader").pid)
         // It is voipd's child, and outlives the voipds of this test: ended by pid.
         defer {
@@ -150,21 +207,14 @@ struct AdoptionDaemonTests {
             kill(pid, SIGKILL)
         }
         try RestartRecoveryTests.suspend("reader", control, follower)
-        #expect(try control.app("reader").voipSockets == 1)
+        #expect(try control.app("reader").voipSockets == sockets)
 
         try RestartRecoveryTests.crash(first)
         #expect(processState(pid) == "T", "left stopped by the crash")
         _ = try RestartRecoveryTests.start(rig)
         (control, follower) = try RestartRecoveryTests.controls(rig)
         try control.waitUntil("reader", is: .suspended, follower: follower, timeout: .seconds(30))
-        let status = try control.app("reader")
-        #expect(status.pid == pid, "the same process, resumed and adopted again, not relaunched")
-        #expect(status.adoption?.rules == ["udp:local=127.0.0.1:*"], "\(String(describing: status.adoption))")
-        #expect(status.adoption?.warning == nil && status.voipSockets == 1, "\(String(describing: status.adoption))")
-
-        try sendDatagram("after the restart", toLoopbackPort: port)
-        try control.waitUntil("reader", is: .background, follower: follower)
-        try waitForText("got after the restart", in: output)
+        try body(control, follower, pid, launched)
     }
 
     /// A daemon whose apps directory holds the UDP reader's manifest alone, the reader

@@ -148,6 +148,46 @@ struct ControlToolTests {
         #expect(try Self.voipctl(harness, "events", "--to", "asleep").status == 2)
     }
 
+    @Test("network and power: what voipctl sets stays over the system's until auto, field by field")
+    func conditionsBackToAuto() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        func conditions(_ arguments: String...) throws -> TransferConditionsResult {
+            let run = try runCommand([Binaries.voipctl, "--socket", harness.socketPath] + arguments + ["--json"])
+            #expect(run.status == 0, "\(arguments): \(run.output)")
+            return try JSONDecoder().decode(TransferConditionsResult.self, from: Data(run.output.utf8))
+        }
+        let system = try conditions("network", "--expensive", "auto", "--kind", "auto", "--available", "auto")
+        #expect(system.networkOverridden == [] && !system.powerOverridden)
+        let kind = system.networkKind == "cellular" ? "wifi" : "cellular"
+        let set = try conditions("network", "--expensive", system.expensive ? "no" : "yes", "--kind", kind,
+                                 "--available", system.networkAvailable ? "no" : "yes")
+        #expect(set.networkKind == kind && set.expensive != system.expensive && set.networkAvailable != system.networkAvailable, "\(set)")
+        #expect(set.networkOverridden == [.expensive, .kind, .available])
+        // Back to auto, the kind set says whether it is expensive (expensiveNetworks: cellular).
+        let kindOnly = try conditions("network", "--expensive", "auto")
+        #expect(kindOnly.expensive == (kind == "cellular") && kindOnly.networkOverridden == [.kind, .available], "\(kindOnly)")
+        #expect(try conditions("network", "--kind", "auto", "--available", "auto") == system)
+        let text = try Self.voipctl(harness, "network", "--available", "no")
+        #expect(text.status == 0 && text.output.contains("unavailable (available set by voipctl network)"), "\(text.output)")
+        #expect(try Self.voipctl(harness, "network", "--available", "maybe").status == 2)
+
+        #expect(try conditions("power", "--source", "battery").powerOverridden)
+        let power = try conditions("power", "--source", "auto")
+        #expect(!power.powerOverridden && power.power == system.power)
+
+        // Refused, changing nothing: a field both given and auto, and auto as a kind.
+        for setting in [NetworkSetting(available: true, auto: [.available]), NetworkSetting(kind: "auto")] {
+            do {
+                _ = try harness.control.setNetwork(setting)
+                Issue.record("\(setting) was taken")
+            } catch VoipdError.refused(let error) {
+                #expect(error.code == .badRequest, "\(error)")
+            }
+        }
+        #expect(try conditions("network", "--expensive", "auto").networkOverridden == [.available])
+    }
+
     @Test("a list longer than one frame arrives whole, in several replies")
     func longLists() throws {
         let harness = try DaemonHarness()

@@ -8,15 +8,7 @@ import VoipdTestSupport
 /// `voipctl top` in a real terminal (tmux), driven by keys and signals, and its one-shot
 /// table when it has no terminal.
 @Suite("voipctl top", .serialized)
-final class ControlTopTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
-    /// here uses it rather than starting another.
-    let harness: DaemonHarness
-
-    init() throws { harness = try DaemonHarness() }
-
-    deinit { harness.stop() }
-
+final class ControlTopTests: DaemonSuite {
     /// A tmux pane running the test's script, and the gate that script waits at.
     final class Pane {
         let tmux: TmuxSession

@@ -5,23 +5,17 @@ import VoipClient
 /// Descriptors are closed exactly once: after apps and clients come and go, voipd holds what
 /// it held before.
 @Suite("Descriptor hygiene", .serialized)
-struct DescriptorHygieneTests {
+final class DescriptorHygieneTests: DaemonSuite {
     @Test("voipd's open descriptors return to their count after apps come, register sockets, die and are forgotten")
     func returnsToBaseline() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         let baseline = openDescriptorCount(harness.daemon.pid)
         let peer = try harness.makePeer()
         var remotes: [PeerConnection] = []
         for round in 0..<5 {
             let name = "app\(round)"
             let app = try harness.launchTestApp(name)
-            try app.send(.register(socket: "sip", address: peer.address))
-            remotes.append(try peer.accept())
-            try app.expect(.registered(socket: "sip"))
-            try app.send(.register(socket: "presence", address: peer.address))
-            remotes.append(try peer.accept())
-            try app.expect(.registered(socket: "presence"))
+            remotes.append(try app.registerVoIPSocket("sip", connectedTo: peer))
+            remotes.append(try app.registerVoIPSocket("presence", connectedTo: peer))
             try app.send(.unregister(socket: "presence"))
             try app.expect(.unregistered(socket: "presence"))
             #expect(openDescriptorCount(harness.daemon.pid) > baseline)

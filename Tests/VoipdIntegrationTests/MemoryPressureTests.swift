@@ -5,11 +5,9 @@ import VoipClient
 /// Memory pressure, as jetsam did it: suspended apps first, largest first, then background
 /// apps; foreground apps only at the critical level. A VoIP app's sockets stay held.
 @Suite("Memory pressure", .serialized)
-struct MemoryPressureTests {
+final class MemoryPressureTests: DaemonSuite {
     @Test("apps are terminated in the documented order")
     func order() throws {
-        let harness = try DaemonHarness()
-        defer { harness.stop() }
         let peer = try harness.makePeer()
         // Three suspended apps of different sizes (one with a VoIP socket), one running in the
         // background with a task, one in the foreground.
@@ -19,9 +17,7 @@ struct MemoryPressureTests {
             try app.send(.allocate(megabytes: megabytes))
             try app.expect(\.allocatedMegabytes)
             if name == "medium" {
-                try app.send(.register(socket: "sip", address: peer.address))
-                _ = try peer.accept()
-                try app.expect(.registered(socket: "sip"))
+                try app.registerVoIPSocket("sip", connectedTo: peer)
             }
             try harness.suspend(name)
         }

@@ -66,9 +66,7 @@ final class NotifyBacklogTests {
         let app = try rig.acceptApp("phone")
         let filled = try Self.fill(rig.manager.path)
         defer { withExtendedLifetime(filled.senders) {} }
-        try app.send(.register(socket: "sip", address: peer.address))
-        _ = try peer.accept()
-        try app.expect(.registered(socket: "sip"))
+        try app.registerVoIPSocket("sip", connectedTo: peer)
         try app.send(.unregister(socket: "sip"))
         try app.expect(.unregistered(socket: "sip"))
         #expect(rig.log.contains("its queue is full; held back until it has room"))

@@ -79,4 +79,48 @@ struct PortCollisionRetryTests {
                 + Array(repeating: "\(taken): exit status \(EADDRINUSE)", count: 3).joined(separator: "; "))
         _ = heldUDP
     }
+
+    /// A picker whose first port is `taken` (held by the test), then free ones; every port
+    /// it returned in `picked`.
+    static func takenFirst(_ taken: UInt16, _ picked: inout [UInt16]) throws -> UInt16 {
+        let port = picked.isEmpty ? taken : try freeLoopbackPort()
+        picked.append(port)
+        return port
+    }
+
+    @Test("Kamailio given a port another process took meanwhile ends at once; KamailioServer starts it again on a new port rather than waiting out its readiness deadline",
+          .enabled(if: KamailioServer.shouldRun, Comment(rawValue: KamailioServer.skipReason)))
+    func kamailioRetriesOnANewPort() throws {
+        // The other process: a TCP listener on the port the first pick returns.
+        let held = try Socket.listenTCP()
+        let taken = try Socket.localPort(held)
+        var picked: [UInt16] = []
+        let kamailio = try KamailioServer(pickPort: { try Self.takenFirst(taken, &picked) })
+        defer { kamailio.stop() }
+        // A deadline that passed would have been an error, not a retry.
+        #expect(picked.count >= 2 && picked.first == taken && !picked.dropFirst().contains(taken), "ports tried: \(picked)")
+        #expect(kamailio.port == picked.last)
+        #expect(kamailio.log.contains(String(cString: strerror(EADDRINUSE))), "\(kamailio.log)")
+        _ = held
+    }
+
+    @Test("nginx given a port another process took meanwhile ends after its own tries; NginxServer starts it again on a new port. Restarted after another process took its port, it says so",
+          .enabled(if: NginxServer.shouldRun, "needs nginx (and setpriv as root); with CI=true its absence is a failure"))
+    func nginxRetriesOnANewPort() throws {
+        let held = try Socket.listenTCP()
+        let taken = try Socket.localPort(held)
+        var picked: [UInt16] = []
+        let nginx = try NginxServer(pickPort: { try Self.takenFirst(taken, &picked) })
+        #expect(picked.count >= 2 && picked.first == taken && !picked.dropFirst().contains(taken), "ports tried: \(picked)")
+        #expect(nginx.port == picked.last)
+        _ = held
+        // Bound: connecting to its port reaches it.
+        _ = try Socket.connectTCP(host: "127.0.0.1", port: nginx.port)
+        // A restart keeps its address, so it cannot move to another port: a clear error.
+        nginx.stop()
+        let thief = try Socket.listenTCP(port: nginx.port)
+        let error = #expect(throws: TestFailure.self) { try nginx.start() }
+        #expect(error?.description.contains("could not bind its port \(nginx.port) again") == true, "\(String(describing: error))")
+        _ = thief
+    }
 }

@@ -6,15 +6,7 @@ import VoipdSystem
 /// Socket reclaim (TN2277): a suspended app's ordinary sockets are made unusable; its VoIP
 /// sockets are never touched.
 @Suite("Socket reclaim", .serialized)
-final class ReclaimTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
-    /// here uses it rather than starting another.
-    let harness: DaemonHarness
-
-    init() throws { harness = try DaemonHarness() }
-
-    deinit { harness.stop() }
-
+final class ReclaimTests: DaemonSuite {
     @Test("after lock, a reclaimed TCP data socket fails on the app's next read and write; its peer sees the end; the VoIP socket still works")
     func lockReclaimsDataSocket() throws {
         let peer = try harness.makePeer()

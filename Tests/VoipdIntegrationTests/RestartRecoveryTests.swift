@@ -42,6 +42,19 @@ final class RestartRecoveryTests {
         try control.waitUntil(app, is: .suspended, follower: follower)
     }
 
+    /// A suspended app taken back by a restarted voipd, sent no data: only its keep-alive can
+    /// wake it. It finds voipd gone, connects again as the same process, gets the keep-alive,
+    /// runs its handler and is suspended again, never launched by the new voipd.
+    static func expectWokenByKeepAliveOnly(_ app: TestAppHandle, _ name: String, _ control: VoipdControl,
+                                           _ follower: VoipdControl) throws {
+        try app.expect(.disconnected)
+        #expect(try app.expect(\.reconnection).pid == app.pid, "the same process, not a relaunch")
+        try app.expectEvent(.keepAlive)
+        try app.expect(.keepAliveHandler)
+        try control.waitUntil(name, is: .suspended, follower: follower)
+        #expect(try control.app(name).launches == 0, "taken back, never launched by this voipd")
+    }
+
     /// voipd killed (no chance to resume anything), and gone.
     static func crash(_ voipd: TestProcess) throws {
         try voipd.pidfd.send(SIGKILL)
@@ -55,14 +68,12 @@ final class RestartRecoveryTests {
         let app = try rig.acceptApp(name)
         var remotes: [String: PeerConnection] = [:]
         for socket in sockets {
-            try app.send(.register(socket: socket, address: peer.address))
-            remotes[socket] = try peer.accept()
-            try app.expect(.registered(socket: socket))
+            remotes[socket] = try app.registerVoIPSocket(socket, connectedTo: peer)
         }
         return (app, remotes)
     }
 
-    @Test("SIGKILL voipd with suspended apps whose VoIP sockets have unread data: a new voipd on the same path resumes each, each reconnects and registers its sockets again, every byte is read, and the new voipd wakes them as the old one did")
+    @Test("SIGKILL voipd with suspended apps whose VoIP sockets have unread data: a new voipd on the same path copies each one's sockets back from it and, since data waits for each, resumes each (never a second copy launched for the data), each reconnects and finds its sockets held, every byte is read, and the new voipd wakes them as the old one did")
     func crashWithSuspendedApps() throws {
         let peer = try TCPPeer()
         let first = try Self.start(rig)
@@ -97,11 +108,14 @@ final class RestartRecoveryTests {
             for (socket, remote) in sockets { try remote.write("INVITE \(name)/\(socket)") }
         }
 
-        // A new voipd by hand on the same path: it resumes each, and each reconnects.
+        // A new voipd by hand on the same path: it copies each one's sockets back from it,
+        // and resumes each for the data waiting on them; each reconnects.
         let second = try Self.start(rig)
         for name in suspended {
+            #expect(rig.log.contains("\(name): holding VoIP sockets \(layout[name]!.joined(separator: ", ")) again, copied from its processes"), "\(rig.log)")
             #expect(rig.log.contains("\(name): pid \(pids[name]!) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         }
+        #expect(rig.log.components(separatedBy: ": started pid ").count == 1 + layout.count, "launched once each, by the first voipd\n\(rig.log)")
         for (name, app) in apps.sorted(by: { $0.key < $1.key }) {
             try app.expect(.disconnected)
             let back = try app.expect(\.reconnection)
@@ -146,9 +160,7 @@ final class RestartRecoveryTests {
         try app.expect(.disconnected)
 
         // The app, running on its own, opens another connection and registers it.
-        try app.send(.register(socket: "late", address: peer.address))
-        let remote = try peer.accept()
-        try app.expect(.registered(socket: "late"))
+        let remote = try app.registerVoIPSocket("late", connectedTo: peer)
 
         let second = try Self.start(rig)
         let back = try app.expect(\.reconnection)
@@ -196,15 +208,11 @@ final class RestartRecoveryTests {
         defer { frozen.process.stop() }
         let stopped = try StoppedDecoy()
         defer { stopped.process.stop() }
-        let directory = rig.directory + "/state"
-        mkdir(directory, 0o700)
         var newer = PlantedStateFile.app("frozen", pid: frozen.pid, startTime: frozen.startTime, uid: 0)
         var process = newer["process"] as! [String: Any]
         process["suspension"] = ["cgroupFreezer": ["path": "/sys/fs/cgroup/voipd/frozen"]]
         newer["process"] = process
-        try PlantedStateFile.write(try PlantedStateFile.document([newer, PlantedStateFile.app("stopped", pid: stopped.pid, startTime: stopped.startTime, uid: 0)]),
-                                   to: directory + "/voipd.state")
-        let voipd = try Self.start(rig, arguments: ["--state-directory", directory])
+        let (voipd, directory) = try PlantedStateFile.startVoipd(rig, with: [newer, PlantedStateFile.app("stopped", pid: stopped.pid, startTime: stopped.startTime, uid: 0)])
         #expect(rig.log.contains("1 apps in the state file \(directory)/voipd.state could not be read; left out"), "\(rig.log)")
         #expect(frozen.isStopped)
         #expect(!stopped.isStopped)
@@ -333,11 +341,7 @@ final class RestartRecoveryTests {
     func trustedStateFileResumes() throws {
         let decoy = try StoppedDecoy()
         defer { decoy.process.stop() }
-        let directory = rig.directory + "/state"
-        mkdir(directory, 0o700)
-        try PlantedStateFile.write(try PlantedStateFile.document([PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 0)]),
-                                   to: directory + "/voipd.state")
-        let voipd = try Self.start(rig, arguments: ["--state-directory", directory])
+        let (voipd, _) = try PlantedStateFile.startVoipd(rig, with: [PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime, uid: 0)])
         #expect(rig.log.contains("decoy: pid \(decoy.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         #expect(!decoy.isStopped)
         _ = try rig.terminate(voipd)

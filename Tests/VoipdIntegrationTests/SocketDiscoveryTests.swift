@@ -70,6 +70,7 @@ struct SocketDiscoveryTests {
         let zoo = try SocketZoo()
         defer { zoo.stop() }
         try zoo.accepted.writeAll(Array("INVITE".utf8))
+        try zoo.waitUntilReadable("tcp-to-peer")
         let discovery = try SocketDiscovery.discover(root: zoo.pid)
         let connection = try #require(discovery.sockets.first { $0.socket.inode == zoo.entry("tcp-to-peer").inode })
         // The zoo reads nothing: the bytes wait in its socket, and the table says so.
@@ -109,6 +110,28 @@ struct SocketDiscoveryTests {
         #expect(throws: Errno(EBADF)) { _ = try stale.takeCopy(root: root) }
     }
 
+    @Test("sockets found again by inode (what a restarted voipd does with the state file's list): copied from the process or its child, each copy that very socket; an inode the program does not hold is said missing")
+    func copiesByInode() throws {
+        let zoo = try SocketZoo()
+        defer { zoo.stop() }
+        let wanted = ["tcp-to-peer", "child-udp"].map { zoo.entry($0).inode }
+        let absent: UInt64 = 1
+        let root = try PidFd(pid: zoo.pid)
+        let tree = try ProcessTree.below(zoo.pid, limit: 16)
+        var copied: [UInt64: UInt64] = [:]
+        let outcome = SocketInodeSearch.copies(of: Set(wanted + [absent]), in: tree.processes, root: root, descriptorLimit: 1024) { inode, copy in
+            copied[inode] = try? Socket.inode(of: copy)
+        }
+        #expect(outcome.missing == [absent])
+        #expect(outcome.errors.isEmpty, "\(outcome.errors)")
+        #expect(copied == Dictionary(uniqueKeysWithValues: wanted.map { ($0, $0) }))
+        // Bounded: with no descriptor to look at, nothing is found.
+        let bounded = SocketInodeSearch.copies(of: Set(wanted), in: tree.processes, root: root, descriptorLimit: 0) { _, _ in
+            Issue.record("a copy beyond the limit")
+        }
+        #expect(bounded.missing == Set(wanted))
+    }
+
     @Test("a waiting connection shows on the listener's queue; /proc/PID/net says what netlink says")
     func queuesAndFallbackAgree() throws {
         let zoo = try SocketZoo()
@@ -116,6 +139,8 @@ struct SocketDiscoveryTests {
         let listenerPort = try #require(try SocketDiscovery.discover(root: zoo.pid).sockets.first { $0.socket.inode == zoo.entry("tcp-listener").inode })
             .socket.local.port
         let waiting = try Socket.connectTCP(host: "127.0.0.1", port: listenerPort)
+        // connect returns once the SYN-ACK came; the listener queues the connection at the ACK.
+        try zoo.waitUntilReadable("tcp-listener")
         let discovery = try SocketDiscovery.discover(root: zoo.pid)
         let listener = try #require(discovery.sockets.first { $0.socket.inode == zoo.entry("tcp-listener").inode })
         #expect(listener.socket.receiveQueue == 1, "one connection not yet accepted")
@@ -158,7 +183,9 @@ struct SocketDiscoveryTests {
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(sender.rawValue, "REGISTER", 8, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         #expect(sent == 8)
-        // Loopback delivers within the send: the queues are filled now.
+        // Not necessarily within the send (on a busy machine, later, in ksoftirqd): the two
+        // discoveries below must see the same queues.
+        for name in ["tcp-listener", "tcp-to-peer", "udp-bound"] { try zoo.waitUntilReadable(name) }
         let byTables = try SocketDiscovery.discover(root: zoo.pid)
         let byCopies = try SocketDiscovery.discover(root: zoo.pid, method: .descriptors)
         #expect(byCopies.tableSources == [.descriptors], "no table read: \(byCopies.tableSources)")

@@ -69,9 +69,7 @@ final class SystemdIntegrationTests {
         try rig.manager.expect("READY=1", context: rig.log)
         _ = try control.launchManifest("phone")
         let app = try rig.acceptApp("phone")
-        try app.send(.register(socket: "sip", address: peer.address))
-        let remote = try peer.accept()
-        try app.expect(.registered(socket: "sip"))
+        let remote = try app.registerVoIPSocket("sip", connectedTo: peer)
 
         let stored = try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
         #expect(stored["FDNAME"] == "phone/sip")
@@ -135,7 +133,7 @@ final class SystemdIntegrationTests {
         #expect(try rig.terminate(second) == .exited(0))
     }
 
-    @Test("after voipd crashes with an app suspended, the next voipd resumes it (the store kept its process) and knows whose the app is and how to start it",
+    @Test("after voipd crashes with an app suspended, the next voipd resumes it for the data waiting on its socket (the store kept its process and socket; no second copy is launched for the data) and knows whose the app is and how to start it",
           .enabled(if: toolAvailableOrCI(ServiceRig.socketActivate), toolMissing))
     func crashLeavesNothingStopped() throws {
         let peer = try TCPPeer()
@@ -150,9 +148,7 @@ final class SystemdIntegrationTests {
         // exits when its connection to voipd closes instead of reconnecting.
         _ = try control.launch([Binaries.testApp, "--report", rig.reports.path, "--no-read", "--no-reconnect"], name: "phone")
         let app = try rig.acceptApp("phone")
-        try app.send(.register(socket: "sip", address: peer.address))
-        let remote = try peer.accept()
-        try app.expect(.registered(socket: "sip"))
+        let remote = try app.registerVoIPSocket("sip", connectedTo: peer)
         try control.command(.background, "phone")
         try rig.waitForState(follower, "phone", .suspended)
         for name in ["phone/#record", "phone/#process", "phone/sip"] {
@@ -165,7 +161,8 @@ final class SystemdIntegrationTests {
         #expect(processState(app.pid) == "T", "left stopped by the crash")
         try remote.write("INVITE")
 
-        // The next voipd gets the store back: it resumes the app at once…
+        // The next voipd gets the store back: the data waiting on the app's socket is for
+        // the app's process, which it resumes at once…
         let second = try rig.start(passing: [("control", listener.rawValue)] + rig.manager.store.map { ($0.name, $0.descriptor.rawValue) })
         try rig.manager.expect("READY=1", context: rig.log)
         #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")

@@ -25,7 +25,7 @@ extension TransferDaemonTests {
         let done = try Self.completions(app, 1, timeout: .seconds(180))
         #expect(done[task]?.status == 201 && done[task]?.error == nil, "\(done)")
         #expect(try sha256(rig.nginx.uploads + "/big.bin") == digest)
-        #expect(rig.nginx.requests.filter { $0.hasPrefix("PUT /upload/big.bin") }.map { $0.split(separator: " ").prefix(3).joined(separator: " ") }
+        #expect(try rig.nginx.requests(match: { $0.hasPrefix("PUT /upload/big.bin") }).filter { $0.hasPrefix("PUT /upload/big.bin") }.map { $0.split(separator: " ").prefix(3).joined(separator: " ") }
                     == ["PUT /upload/big.bin 201"], "one PUT, created: \(rig.nginx.requests)")
         #expect(try rig.transferWakes("sender").count == 1)
     }

@@ -24,9 +24,10 @@ struct TransferRestartTests {
         var testDescription: String { rawValue }
     }
 
-    /// nginx's access log lines for GETs of `path` answered with `status`.
-    static func gets(_ nginx: NginxServer, _ path: String, _ status: Int) -> [String] {
-        nginx.requests.filter { $0.hasPrefix("GET \(path) \(status) ") }
+    /// nginx's access log lines for GETs of `path` answered with `status`, once there is one.
+    static func gets(_ nginx: NginxServer, _ path: String, _ status: Int) throws -> [String] {
+        let answered = { (line: String) in line.hasPrefix("GET \(path) \(status) ") }
+        return try nginx.requests(match: answered).filter(answered)
     }
 
     /// Has `app` download `url` to `path` in a new session, does `before` (while the download
@@ -49,6 +50,46 @@ struct TransferRestartTests {
                          "voipd recorded the response's validator")
         }
         return (task, partial)
+    }
+
+    /// nginx serving 12 MB at 2 MB/s, a voipd at a tenth of real time, and the test app
+    /// "patient" downloading the file through it, under way (its partial file has bytes).
+    final class SlowDownload {
+        let nginx: NginxServer
+        /// The SHA-256 of the file nginx serves.
+        let digest: String
+        let harness: DaemonHarness
+        /// Where the download goes, in a directory of its own.
+        let path: String
+        var files: String { parentDirectory(path) }
+        /// The app, and its download's task.
+        let download: (app: TestAppHandle, task: UInt64)
+        var app: TestAppHandle { download.app }
+        var task: UInt64 { download.task }
+
+        init() throws {
+            nginx = try NginxServer(rateLimit: "2m")
+            var cleanup: [() -> Void] = [nginx.stop]
+            do {
+                digest = try nginx.serve("f0", size: 12 << 20)
+                harness = try DaemonHarness(timeScale: 0.1)
+                cleanup.insert(harness.stop, at: 0)
+                let files = try makeTemporaryDirectory("voipd-transfer-files")
+                cleanup.insert({ removeTree(files) }, at: 0)
+                path = files + "/f0"
+                let app = try harness.launchTestApp("patient")
+                download = (app, try TransferRestartTests.download(app, "\(nginx.baseURL)/slow/f0", to: path).0)
+            } catch {
+                cleanup.forEach { $0() }
+                throw error
+            }
+        }
+
+        func stop() {
+            removeTree(files)
+            harness.stop()
+            nginx.stop()
+        }
     }
 
     @Test("voipd restarted in the middle of a download: the download goes on from its partial file with a Range request, and the suspended app gets its result",
@@ -90,7 +131,7 @@ struct TransferRestartTests {
         #expect(done[task]?.status == 206 && done[task]?.error == nil, "the resumed response: \(done)\n\(rig.log)")
         #expect(try sha256(path) == digest)
         #expect(access(partial, F_OK) != 0)
-        let ranged = Self.gets(nginx, "/slow/f0", 206)
+        let ranged = try Self.gets(nginx, "/slow/f0", 206)
         #expect(ranged.count == 1 && ranged.allSatisfy { $0.contains("range=\"bytes=") && !$0.contains("if_range=\"-\"") },
                 "the second voipd asked for the rest, validated: \(nginx.requests)")
         if restart == .upgrade {
@@ -102,16 +143,9 @@ struct TransferRestartTests {
 
     @Test("nginx stopped in the middle of a download through voipd and started again: the download resumes with a Range request, and the SHA-256 matches")
     func serverRestartMidDownload() throws {
-        let nginx = try NginxServer(rateLimit: "2m")
-        defer { nginx.stop() }
-        let digest = try nginx.serve("f0", size: 12 << 20)
-        let harness = try DaemonHarness(timeScale: 0.1)
-        defer { harness.stop() }
-        let files = try makeTemporaryDirectory("voipd-transfer-files")
-        defer { removeTree(files) }
-        let app = try harness.launchTestApp("patient")
-        let path = files + "/f0"
-        let (task, partial) = try Self.download(app, "\(nginx.baseURL)/slow/f0", to: path)
+        let rig = try SlowDownload()
+        defer { rig.stop() }
+        let (nginx, digest, app, path, task) = (rig.nginx, rig.digest, rig.app, rig.path, rig.task)
         // Its connection cut, the attempt fails; voipd retries after its back-off (a tenth of
         // 1 s, doubling) until nginx is back.
         nginx.stop()
@@ -119,7 +153,7 @@ struct TransferRestartTests {
         let done = try TransferDaemonTests.completions(app, 1, timeout: .seconds(60))
         #expect(done[task]?.status == 206 && done[task]?.error == nil, "the resumed response: \(done)")
         #expect(try sha256(path) == digest)
-        let ranged = Self.gets(nginx, "/slow/f0", 206)
+        let ranged = try Self.gets(nginx, "/slow/f0", 206)
         #expect(!ranged.isEmpty && ranged.allSatisfy { $0.contains("range=\"bytes=") }, "\(nginx.requests)")
     }
 }

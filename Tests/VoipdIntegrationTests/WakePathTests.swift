@@ -6,15 +6,7 @@ import VoipdSystem
 /// The core of the product (TN2277's VoIP sockets): suspended in the background, woken by
 /// data on a held socket, sockets kept across crash and relaunch.
 @Suite("Wake path", .serialized)
-final class WakePathTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
-    /// here uses it rather than starting another.
-    let harness: DaemonHarness
-
-    init() throws { harness = try DaemonHarness() }
-
-    deinit { harness.stop() }
-
+final class WakePathTests: DaemonSuite {
     @Test("background suspends the app (state T); data on its VoIP socket wakes it; it reads the bytes itself")
     func suspendAndWake() throws {
         // It keeps the wake open (no ack) so the test can see it running.
@@ -95,6 +87,7 @@ final class WakePathTests {
         #expect(try harness.status("phone").voipSockets == 1)
 
         try remote.write("while you were dead")
+        try remote.waitUntilAcknowledged()
         #expect(try harness.control.sockets("phone").first?.bytesAvailable == 19)
         let again = try harness.launchTestApp("phone")
         #expect(again.hello?.restored == ["sip"])
@@ -177,11 +170,21 @@ final class WakePathTests {
         try harness.daemon.pidfd.send(SIGSTOP)
         defer { try? harness.daemon.pidfd.send(SIGCONT) }
         // Stopped for sure (waitid P_PIDFD, WSTOPPED: voipd is this process's child).
+        // Not stopped yet if the wait failed: then voipd could answer the status before the
+        // INVITE is written.
         var info = siginfo_t()
-        _ = waitid(idtype_t(rawValue: 3), id_t(harness.daemon.pidfd.descriptor.rawValue), &info, WSTOPPED)
+        while waitid(idtype_t(rawValue: 3), id_t(harness.daemon.pidfd.descriptor.rawValue), &info, WSTOPPED) != 0 {
+            let error = Errno.current("waitid(WSTOPPED)")
+            guard error == .interrupted else { throw error }
+        }
         #expect(processState(harness.daemon.pid) == "T")
         try controller.request(type: 17, #"{"id": 9, "name": "phone"}"#)
         try remote.write("INVITE")
+        // A Unix socket's write queues the request on voipd's end before it returns. A TCP
+        // write on loopback may return before its segment is through the loopback's receive
+        // side (run later, in ksoftirqd, when the softirq's budget went to other traffic):
+        // the far end's acknowledgement says the INVITE is there, and voipd's held set told.
+        try remote.waitUntilAcknowledged()
         try harness.daemon.pidfd.send(SIGCONT)
         let reply = try controller.reply()
         let apps = reply.json["result"].flatMap { ($0 as? [String: Any])?["apps"] as? [[String: Any]] } ?? []

@@ -8,15 +8,7 @@ import VoipdVocabulary
 /// through handling it. Whatever arrived after the app was last told must wake it after the
 /// stop, even if it read it meanwhile.
 @Suite("The wake race", .serialized)
-final class WakeRaceTests {
-    /// Each test's own voipd (Swift Testing makes a new suite instance for every test): a test
-    /// here uses it rather than starting another.
-    let harness: DaemonHarness
-
-    init() throws { harness = try DaemonHarness() }
-
-    deinit { harness.stop() }
-
+final class WakeRaceTests: DaemonSuite {
     static let rounds = 1500
 
     @Test("data read between the acknowledgement and the stop wakes the app again: 1500 rounds, none lost")
@@ -90,9 +82,7 @@ final class WakeRaceTests {
         let app = try harness.launchTestApp("phone", ["--no-read", "--no-ack", "didEnterBackground"])
         var remotes: [PeerConnection] = []
         for name in ["sip-a", "sip-b"] {
-            try app.send(.register(socket: name, address: peer.address))
-            remotes.append(try peer.accept())
-            try app.expect(.registered(socket: name))
+            remotes.append(try app.registerVoIPSocket(name, connectedTo: peer))
         }
         try harness.control.command(.background, "phone")
         let entered = try app.expectEvent(.didEnterBackground)

@@ -52,7 +52,7 @@ struct DownloadTests {
         #expect(completion.error == nil)
         #expect(completion.response?.status == 206)
         #expect(try sha256(destination) == digest)
-        let ranged = nginx.requests.filter { $0.contains("/slow/large.bin 206") }
+        let ranged = try nginx.requests(match: { $0.contains("/slow/large.bin 206") }).filter { $0.contains("/slow/large.bin 206") }
         #expect(ranged.count == 1, "\(nginx.requests)")
         #expect(ranged.first?.contains("range=\"bytes=\(kept)-\"") == true, "resumed from the \(kept) bytes kept: \(ranged)")
         #expect(ranged.first?.contains("if_range=\"\\x22") == true, "validated by the entity tag: \(ranged)")
@@ -71,7 +71,7 @@ struct DownloadTests {
         #expect(completion.error == nil)
         #expect(completion.response?.status == 200, "the whole new version")
         #expect(try sha256(destination) == digest)
-        #expect(nginx.requests.contains { $0.contains("/slow/moving.bin 200") && $0.contains("range=\"bytes=") })
+        #expect(try nginx.requests(match: { $0.contains("/slow/moving.bin 200") }).contains { $0.contains("/slow/moving.bin 200") && $0.contains("range=\"bytes=") })
     }
 
     @Test("a 404 ends the task with an HTTP error and leaves no file")
@@ -104,6 +104,54 @@ struct DownloadTests {
         #expect(!fileExists(destination))
     }
 
+    /// An HTTP server that answers every request with the head of a 100 000-byte body and its
+    /// first 1000 bytes, then says nothing more (the connection stays open); each request's
+    /// time (CLOCK_MONOTONIC) and Range header go to the log given as its argument, a line
+    /// each. Its listening socket is its 3.
+    static let silentServer = #"""
+    import socket, sys, time
+    listener = socket.socket(fileno=3)
+    log = open(sys.argv[1], "a", buffering=1)
+    held = []
+    while True:
+        connection, _ = listener.accept()
+        request = b""
+        while b"\r\n\r\n" not in request:
+            chunk = connection.recv(4096)
+            if not chunk:
+                break
+            request += chunk
+        lines = request.decode("latin-1").split("\r\n")
+        log.write("%.6f request %s\n" % (time.monotonic(), next((l for l in lines if l.lower().startswith("range:")), "no range")))
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nAccept-Ranges: bytes\r\nETag: \"silent\"\r\n\r\n" + b"x" * 1000)
+        held.append(connection)
+    """#
+
+    @Test("a server that goes silent mid-body fails the attempt after timeoutIntervalForRequest (under a second too); the retry asks for the rest",
+          .enabled(if: toolAvailableOrCI("/usr/bin/python3"), "needs python3"))
+    func requestTimeout() throws {
+        let rig = try TransferRig(sessionOptions: TransferOptions(timeoutIntervalForRequest: 0.5))
+        let listener = try Socket.listenTCP()
+        let port = try Socket.localPort(listener)
+        let log = rig.directory + "/requests.log"
+        let server = try TestProcess(["/usr/bin/python3", "-c", Self.silentServer, log], extraDescriptors: [listener.rawValue])
+        defer { server.stop() }
+        let id = try rig.create(.download("http://127.0.0.1:\(port)/silent.bin", to: rig.downloads + "/silent.bin"))
+        #expect(try rig.run(timeout: 30) { rig.engine.tasks[id]?.failuresInARow ?? 0 >= 1 })
+        let failure = rig.engine.tasks[id]?.lastFailure ?? ""
+        #expect(failure.contains("timeoutIntervalForRequest"), "\(failure)")
+        // The retry, after the back-off, asks for the rest, and times out in turn: a third
+        // attempt starts (the server logs a request before it answers it).
+        #expect(try rig.run(timeout: 30) { rig.engine.tasks[id]?.attemptsStarted ?? 0 >= 3 })
+        #expect(rig.loop.handle(.cancelTask(TransferRig.session, id)) == .done)
+        let requests = (ProcFS.read(log) ?? "").split(separator: "\n")
+        #expect(requests.count >= 2 && requests[1].hasSuffix(" request Range: bytes=1000-"), "\(requests)")
+        let times = requests.compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
+        // Silent from the first response on: the retry comes no sooner than the timeout.
+        // (With URLSession's own timeout, 0.5 s or 2 s, no attempt ever ended.)
+        #expect(times.count >= 2 && times[1] - times[0] >= 0.5, "requests at \(times)")
+    }
+
     @Test("a 401 challenge reaches the app; answered with the credential the task completes; a wrong one is challenged again")
     func challenge() throws {
         let nginx = try NginxServer()
@@ -120,7 +168,7 @@ struct DownloadTests {
         let completion = try rig.completion(of: id)
         #expect(completion.error == nil)
         #expect(try sha256(destination) == digest)
-        #expect(nginx.requests.filter { $0.contains("/private/secret.bin 401") }.count == 2)
+        #expect(try nginx.requests(once: 2, match: { $0.contains("/private/secret.bin 401") }).filter { $0.contains("/private/secret.bin 401") }.count == 2)
     }
 
     @Test("a destination in a directory the agent's user does not own is a file error", .enabled(if: getuid() == 0, "needs root"))

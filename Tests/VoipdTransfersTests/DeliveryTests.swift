@@ -106,8 +106,10 @@ struct DeliveryTests {
     }
 
     /// Two downloads; the app suspended; the first completes and a resume hands it over, which
-    /// puts the limiter at level 1. The driver (its clock at that resume) and the second download.
-    private func resumedOnceWithADownloadLeft(sourceLocation: SourceLocation = #_sourceLocation) -> (driver: Driver, left: TransferTaskID) {
+    /// puts the limiter at level 1. The driver (its clock at that resume), the second download,
+    /// and the delivery.
+    private func resumedOnceWithADownloadLeft(sourceLocation: SourceLocation = #_sourceLocation)
+        -> (driver: Driver, left: TransferTaskID, delivery: DeliveryID?) {
         var driver = Driver.withOpenSession()
         let first = driver.download("a").id
         let second = driver.download("b").id
@@ -116,12 +118,12 @@ struct DeliveryTests {
         let resume = driver.tickToDeadline()
         #expect(resume.delivery?.wake == .resume, sourceLocation: sourceLocation)
         #expect(driver.engine.app(Driver.app).limiter.level == 1, sourceLocation: sourceLocation)
-        return (driver, second)
+        return (driver, second, resume.delivery?.id)
     }
 
     @Test("iOS 7 placement: a challenge waits for the work period like any event, and counts")
     func challengeDelayed() {
-        var (driver, second) = resumedOnceWithADownloadLeft()
+        var (driver, second, _) = resumedOnceWithADownloadLeft()
         let resumedAt = driver.now
         driver.appBecomes(.background)
         driver.appBecomes(.suspended)
@@ -131,6 +133,31 @@ struct DeliveryTests {
         #expect(delivered.delivery?.events.first?.challenge != nil)
         #expect(driver.now == resumedAt.addingTimeInterval(10))
         #expect(driver.engine.app(Driver.app).limiter.level == 2)
+    }
+
+    @Test("the work period counts from the resume itself, which voipd performs once the delivery's records are written, not from the decision")
+    func periodFromTheResume() throws {
+        var (driver, left, delivery) = resumedOnceWithADownloadLeft()
+        // Its records took 0.3 s to write (a busy disk): voipd resumed it then.
+        driver.advance(by: 0.3)
+        let resumedAt = driver.now
+        #expect(!driver.appBecomes(.background).savedState, "nothing is written on the wake path")
+        driver.feed(.eventsHandled(app: Driver.app, try #require(delivery)))
+        driver.appBecomes(.suspended)
+        driver.complete(left)
+        #expect(driver.tickToDeadline().delivery?.wake == .resume)
+        #expect(driver.now == resumedAt.addingTimeInterval(10), "one work period after the resume, not 9.7 s")
+    }
+
+    @Test("a wake that failed is not the resume the work period counts from")
+    func failedWakeIsNotTheResume() throws {
+        var (driver, _, delivery) = resumedOnceWithADownloadLeft()
+        let decidedAt = driver.now
+        driver.feed(.deliveryFailed(app: Driver.app, try #require(delivery)))
+        // Resumed later for something else: it takes its events then, with no wake of its own.
+        driver.advance(by: 5)
+        #expect(driver.appBecomes(.background).deliveries.map(\.wake) == [TransferWake.none])
+        #expect(driver.engine.app(Driver.app).limiter.lastResume == decidedAt)
     }
 
     @Test("the limiter decays when the app is left alone")
@@ -154,7 +181,7 @@ struct DeliveryTests {
 
     @Test("coming to the foreground resets the limiter and delivers at once")
     func foregroundResets() {
-        var (driver, left) = resumedOnceWithADownloadLeft()
+        var (driver, left, _) = resumedOnceWithADownloadLeft()
         driver.appBecomes(.foreground)
         #expect(driver.engine.app(Driver.app).limiter.level == 0)
         let step = driver.complete(left)

@@ -41,9 +41,10 @@ extension Daemon {
     func noteAdoption(_ app: AppRecord) {
         guard let adoption = app.adoption ?? recoveredAdoption(of: app) else { return }
         let lifecycle = app.lifecycle
-        if lifecycle.phase.isAlive, !lifecycle.phase.isStopped, lifecycle.keepAliveInterval == nil, lifecycle.pendingTermination == nil {
+        if lifecycle.phase.isAlive, lifecycle.keepAliveInterval == nil, lifecycle.pendingTermination == nil {
             // It cannot ask for keep-alive wakes itself: they are what lets its own timers
-            // re-register while it is suspended.
+            // re-register while it is suspended. Suspended already too: one taken back
+            // suspended after voipd's restart has not run under this voipd yet.
             let minimum = lifecycle.keepAliveMinimum
             let interval = max(adoption.settings.keepAlive.map { $0 * configuration.timeScale } ?? minimum, minimum)
             if interval > .zero { feedLater(app, .setKeepAlive(interval)) }
@@ -225,10 +226,11 @@ extension Daemon {
     /// be handed back, and a held listener or bound UDP port would make the relaunched
     /// program's `bind` fail with `EADDRINUSE`), or when it is no longer adopted.
     func releaseAdoptedSockets(of app: AppRecord, _ adoption: AdoptedProgram? = nil) {
+        // Every copy held, not only those the adoption lists: a voipd started after a crash
+        // copies a program's sockets back one by one, and its adoption, recovered as the
+        // first comes back, lists that one alone until the program is looked at again.
+        for held in registry.sockets(of: app.id) where held.origin == .adopted { release(held) }
         guard let adoption = adoption ?? app.adoption else { return }
-        for name in adoption.held.values {
-            if let held = registry.socket(app: app.id, name: name) { release(held) }
-        }
         adoption.held.removeAll()
         adoption.report = nil
         adoption.verdict = nil

@@ -51,6 +51,11 @@ final class AppRecord {
     /// A program adopted without its cooperation: the copies voipd holds of its sockets and
     /// its quiet detector. Not carried: an upgrade loses it (docs/LIFECYCLE.md, "Adopted programs").
     var adoption: AdoptedProgram?
+    /// The keep-alive the voipd that died recorded for the app's process (the service
+    /// manager's store, the state file): it goes on if that process is taken back suspended
+    /// (``Daemon/keepOrResumeStoppedSurvivors(recorded:)``), which cannot ask for it again.
+    /// Not carried: used only as voipd starts.
+    var recordedKeepAlive: RecordedKeepAlive?
 
     /// The app's name, as apps and controllers give it.
     var name: String { id.name }

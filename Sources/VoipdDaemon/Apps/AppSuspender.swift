@@ -17,16 +17,23 @@ struct AppSuspender: Suspender {
     let freezer: CgroupFreezer?
     /// Why there is no freezer, when there is none.
     let unavailability: String?
+    /// This voipd's name among others on the machine (``CgroupFreezer/instanceName(forSocket:)``):
+    /// its directory in the v1 freezer hierarchy, whether it uses it or not.
+    let instance: String
+    /// The name a voipd of before names were cut gave this instance's directory, when it is
+    /// another (``CgroupFreezer/formerInstanceName(forSocket:)``).
+    let formerInstance: String?
 
     /// Chooses as the configuration says: with `auto`, the freezer where voipd can use it;
     /// with `freezer`, the freezer or an error saying why not; with `signal`, signals.
     init(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
+        instance = CgroupFreezer.instanceName(forSocket: configuration.socketPath)
+        formerInstance = CgroupFreezer.formerInstanceName(forSocket: configuration.socketPath)
         guard configuration.suspension != .signal else {
             freezer = nil
             unavailability = "the configuration's suspension is \"signal\""
             return
         }
-        let instance = CgroupFreezer.instanceName(forSocket: configuration.socketPath)
         switch CgroupFreezer.detect(configuredDirectory: configuration.cgroupDirectory, instance: instance) {
         case .available(let found):
             freezer = found
@@ -126,6 +133,7 @@ extension Daemon {
                 try box.cgroup.killAll()
             }
             try box.cgroup.remove()
+            releaseLeftoverLegacyDirectory(holding: box.cgroup.path)
         } catch Errno.resourceBusy {
             log.info("\(app.name): its cgroup \(box.cgroup.path) still has processes, killed; removed at its next launch")
         } catch {
@@ -134,9 +142,21 @@ extension Daemon {
     }
 
     /// At start, after every app was taken back: an app cgroup that no process of an app
-    /// is in is thawed (nothing stays frozen with no one to thaw it) and removed if empty.
+    /// is in is thawed (nothing stays frozen with no one to thaw it) and removed if empty; so
+    /// is one in a directory an earlier voipd of this instance made in the v1 freezer
+    /// hierarchy that this one does not use (it suspends otherwise: configured for signals,
+    /// or given a v2 cgroup now; or the directory has the name of before names were cut),
+    /// and that directory goes once empty: a crash leaves it behind, with no one else to
+    /// remove it.
     func releaseUnclaimedCgroups() {
-        guard let freezer = suspender.freezer else { return }
+        if let freezer = suspender.freezer { releaseUnclaimedCgroups(in: freezer) }
+        for leftover in leftoverLegacyFreezers() {
+            releaseUnclaimedCgroups(in: leftover)
+            leftover.removeInstanceDirectory()
+        }
+    }
+
+    private func releaseUnclaimedCgroups(in freezer: CgroupFreezer) {
         let claimed = Set(apps.values.compactMap { $0.process?.cgroup?.cgroup.path })
         let names: [String]
         do {
@@ -157,6 +177,25 @@ extension Daemon {
             } catch {
                 log.warning("cannot release the cgroup of \(name) in \(freezer.directory): \(error)")
             }
+        }
+    }
+
+    /// The directories earlier voipds of this instance made in the v1 freezer hierarchy, under
+    /// its name and its former one, that are there and that this voipd does not use.
+    private func leftoverLegacyFreezers() -> [CgroupFreezer] {
+        [suspender.instance, suspender.formerInstance].compactMap { instance in
+            guard let instance, let directory = CgroupFreezer.legacyDirectory(instance: instance), directory != suspender.freezer?.directory,
+                  access(directory, F_OK) == 0 else { return nil }
+            return CgroupFreezer(version: .v1, directory: directory, origin: .legacyHierarchy)
+        }
+    }
+
+    /// After an app cgroup at `path` was removed: if it was in an earlier voipd's directory
+    /// in the v1 freezer hierarchy (the app outlived that voipd, and this one took it back
+    /// there), the directory goes once no app cgroup is left in it.
+    private func releaseLeftoverLegacyDirectory(holding path: String) {
+        for leftover in leftoverLegacyFreezers() where parentDirectory(of: path) == leftover.directory {
+            leftover.removeInstanceDirectory()
         }
     }
 }

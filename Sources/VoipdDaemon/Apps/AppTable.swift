@@ -11,6 +11,8 @@ final class AppTable {
     /// Inputs raised while performing actions, fed once the current batch is done, so the
     /// state machine is never re-entered.
     var deferredInputs: [(app: AppID, input: LifecycleInput)] = []
+    /// What wakes' answers left for after voipd blocked, in the order they were given.
+    var wakeBookkeeping: [WakeBookkeeping] = []
     /// Launches the lifecycle asked for, done after the current batch of actions.
     var deferredStarts: [(app: AppID, inBackground: Bool, reason: String)] = []
     /// Apps whose stop the kernel has not confirmed yet: the apps in the `suspending` phase,

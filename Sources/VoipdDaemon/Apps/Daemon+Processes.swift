@@ -126,7 +126,13 @@ extension Daemon {
             request.cgroup = try cgroup?.cgroup.spawnTarget()
             process = AppProcess(pidfd: try spawn(request), isChild: true)
             process.cgroup = cgroup
-            try watch(process, of: app)
+            do {
+                try watch(process, of: app)
+            } catch {
+                // Started, but voipd would never learn of its end: it is not left running unsupervised.
+                end(process, of: app, startedBut: "not watched")
+                throw error
+            }
         } catch {
             if let cgroup {
                 // The failed child was reaped: the cgroup is empty.
@@ -143,6 +149,17 @@ extension Daemon {
         feed(app, .launched(inBackground: inBackground, reason: reason))
     }
 
+    /// Ends a process voipd has just started and will not supervise (with its group or
+    /// cgroup) and reaps it: killed before it could do anything long, it is gone at once.
+    private func end(_ process: AppProcess, of app: AppRecord, startedBut why: String) {
+        do {
+            try process.send(SIGKILL)
+            _ = try process.pidfd.waitForExit()
+        } catch {
+            log.error("\(app.name): cannot end pid \(process.pid), started but \(why): \(error)")
+        }
+    }
+
     /// The lifecycle asked for a relaunch (data arrived for a dead app, or foreground).
     func relaunch(_ app: AppRecord, inBackground: Bool, reason: String) {
         // Started once the current actions are done, so the lifecycle is not re-entered.
@@ -152,6 +169,14 @@ extension Daemon {
     func performDeferredStart() {
         let (name, inBackground, reason) = apps.deferredStarts.removeFirst()
         guard let app = apps[name], !app.lifecycle.phase.isAlive else { return }
+        if let survivor = app.process {
+            // A process taken back stopped or frozen at start, not yet decided about (held
+            // sockets come back after processes: data waiting on one asks for a launch). It is
+            // the app: started again, a second copy would run beside it (or, in its cgroup, it
+            // would be killed to make room). The events queued have it resumed for them
+            // instead (keepOrResumeStoppedSurvivors).
+            return log.info("\(name): not started again: pid \(survivor.pid) is the app's process still")
+        }
         metrics.relaunches += 1
         do {
             try start(app, inBackground: inBackground, reason: reason)

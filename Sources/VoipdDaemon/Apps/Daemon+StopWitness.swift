@@ -68,8 +68,13 @@ extension Daemon {
             }
             do {
                 try suspender.suspend(process)
+            } catch Errno.noSuchProcess {
+                // Ended: its end comes through its pidfd.
+                return
             } catch {
-                log.warning("\(app.name): cannot stop pid \(process.pid) again: \(error)")
+                // Running, with voipd's record saying suspended: its lifecycle ends it.
+                log.warning("\(app.name): cannot stop pid \(process.pid) again: \(error); it is ended instead")
+                feedLater(app, .stopFailed("\(error)"))
             }
         }
     }

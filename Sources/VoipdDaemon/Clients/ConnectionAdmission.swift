@@ -167,11 +167,13 @@ extension Daemon {
 
     func helloTimeoutFired(_ id: UInt64) {
         guard let client = clients[id], client.appName == nil, client.following == nil, let timeout = configuration.limits.helloTimeout else { return }
-        let waitingForLaunch = apps.values.contains { app in app.launchWaiters.contains { $0.client == id } }
+        // Waiting for a reply voipd gives later: a launch's (its app to connect), a
+        // hibernation's (its page-out to end).
+        let waiting = apps.values.contains { app in app.launchWaiters.contains { $0.client == id } } || hibernations.pageOutAwaited(by: id)
         let pending = client.bytesAvailable
-        if waitingForLaunch || pending > 0 || now - client.lastRequestAt < timeout {
+        if waiting || pending > 0 || now - client.lastRequestAt < timeout {
             // Busy, or a request is waiting to be read in this turn: look again later.
-            client.lastRequestAt = max(client.lastRequestAt, waitingForLaunch || pending > 0 ? now : client.lastRequestAt)
+            client.lastRequestAt = max(client.lastRequestAt, waiting || pending > 0 ? now : client.lastRequestAt)
             return armHelloTimeout(client)
         }
         log.info("client \(id) (pid \(client.credentials.pid), uid \(client.credentials.uid)): closed after \(timeout.seconds) s without hello or a request")

@@ -15,33 +15,43 @@ extension Daemon {
             if !events.isDisjoint(with: [.hangup, .error]) { closeClient(client) }
             return
         }
-        // A bounded batch per wake-up, so one busy client cannot starve the others.
-        for _ in 0..<32 {
-            // A wake first: a call must not wait behind a flood of requests.
-            serveHeldSockets()
-            guard clients[client.id] != nil, !client.closing, client.listing == nil else { return }
-            let received: IOResult<Received>
-            do {
-                received = try codec.receive(from: client.descriptor, maxDescriptors: MessageType.descriptorRoomFromClient)
-            } catch let error as ProtocolError {
-                metrics.protocolErrors += 1
-                log.info("client \(client.id) (pid \(client.credentials.pid)): \(error)")
-                sendError(error, request: 0, to: client)
-                return closeClient(client)
-            } catch {
-                log.info("client \(client.id): \(error)")
-                return closeClient(client)
+        // One frame per report: the connection is watched level-triggered, so the loop's
+        // next wait reports it again at once while another frame waits. A client that waits
+        // for each answer (an app, voipctl) costs no read that finds nothing after each
+        // request, and a busy one gets a turn like every other ready source, not a batch.
+        guard clients[client.id] != nil, !client.closing, client.listing == nil else { return }
+        let received: IOResult<Received>
+        do {
+            received = try codec.receive(from: client.descriptor, maxDescriptors: MessageType.descriptorRoomFromClient)
+        } catch let error as ProtocolError {
+            metrics.protocolErrors += 1
+            log.info("client \(client.id) (pid \(client.credentials.pid)): \(error)")
+            sendError(error, request: 0, to: client)
+            return closeClient(client)
+        } catch {
+            log.info("client \(client.id): \(error)")
+            return closeClient(client)
+        }
+        switch received {
+        case .wouldBlock: return
+        case .processed(.endOfStream): return closeClient(client)
+        case .processed(.frame(let frame)):
+            // A wake first: a call must not wait behind a flood of requests. The held
+            // sockets are looked at before every request; for the first one after the
+            // loop's wait, that wait was the look.
+            if !loop.urgentLooked { serveHeldSockets() }
+            loop.urgentLooked = false
+            guard clients[client.id] != nil, !client.closing else {
+                frame.descriptors.closeAll()
+                return
             }
-            switch received {
-            case .wouldBlock: return
-            case .processed(.endOfStream): return closeClient(client)
-            case .processed(.frame(let frame)): handleFrame(frame, from: client)
-            }
+            // A wake served just before it left bookkeeping the request may read or change.
+            settleWakeBookkeeping()
+            handleFrame(frame, from: client)
         }
     }
 
     private func handleFrame(_ frame: IncomingFrame, from client: ClientConnection) {
-        let requestID = (try? codec.decode(RequestID.self, from: frame.body))?.id ?? 0
         defer { frame.descriptors.closeAll() }
         client.lastRequestAt = now
         do {
@@ -50,18 +60,25 @@ extension Daemon {
             if frame.descriptorsLost && frame.type.isRequest {
                 throw ProtocolError(.outOfResources, "voipd is out of descriptors and could not take the ones sent with \(frame.type); try again later")
             }
-            try handleRequest(frame, id: requestID, from: client)
+            try handleRequest(frame, from: client)
         } catch let error as ProtocolError {
             metrics.protocolErrors += 1
             log.info("client \(client.id) (pid \(client.credentials.pid)): \(frame.type) refused: \(error)")
-            sendError(error, request: requestID, to: client)
+            sendError(error, request: requestID(of: frame), to: client)
             if error.closesConnection { closeClient(client) }
         } catch {
-            sendError(ProtocolError(systemError: error, "\(frame.type)"), request: requestID, to: client)
+            sendError(ProtocolError(systemError: error, "\(frame.type)"), request: requestID(of: frame), to: client)
         }
     }
 
-    private func handleRequest(_ frame: IncomingFrame, id: UInt64, from client: ClientConnection) throws {
+    /// The id to answer a frame under when its typed body does not say it: a refusal (the
+    /// body may not even decode as its type) or a request without fields. Read only then:
+    /// the request path reads each body once.
+    private func requestID(of frame: IncomingFrame) -> UInt64 {
+        (try? codec.decode(RequestID.self, from: frame.body))?.id ?? 0
+    }
+
+    private func handleRequest(_ frame: IncomingFrame, from client: ClientConnection) throws {
         switch try ClientRequest(type: frame.type, body: frame.body, descriptorCount: frame.descriptors.count, codec: codec) {
         case .hello(let request): try hello(request, from: client)
         case .registerSocket(let request): try registerSocket(request, descriptors: frame.descriptors, from: client)
@@ -81,7 +98,7 @@ extension Daemon {
         case .appCommand(let request): try appCommand(request, from: client)
         case .systemCommand(let request): try systemCommand(request, from: client)
         case .events(let request): try eventsRequest(request, from: client)
-        case .stats: reply(id, StatsResult(prometheus: prometheusText()), to: client)
+        case .stats: reply(requestID(of: frame), StatsResult(prometheus: prometheusText()), to: client)
         case .upgrade(let request): try upgradeRequest(request, from: client)
         case .transfers(let request): try transfersRequest(request, from: client)
         }
@@ -91,6 +108,13 @@ extension Daemon {
 
     /// Replies with `result`, passing `descriptors` (closed here once sent).
     func reply<R: Codable & Sendable>(_ id: UInt64, _ result: R, to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
+        send(.reply, Reply(id: id, result: result), to: client, passing: descriptors)
+    }
+
+    /// Replies with a result that writes itself: the request path's replies, encoded with
+    /// no run-time cast or look-up (``WireCodec/packet(_:_:descriptorCount:)``, inlined).
+    func reply<R: Codable & Sendable & DirectJSONEncodable>(_ id: UInt64, _ result: R, to client: ClientConnection,
+                                                             passing descriptors: DescriptorBag? = nil) {
         send(.reply, Reply(id: id, result: result), to: client, passing: descriptors)
     }
 
@@ -181,10 +205,20 @@ extension Daemon {
     /// kernel cannot take now waits in the client's queue, with the bag, until the socket
     /// is writable.
     func send(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
+        sendEncoded(type, to: client, passing: descriptors) { try codec.packet(type, body, descriptorCount: $0) }
+    }
+
+    /// Sends a frame whose body writes itself, as ``send(_:_:to:passing:)`` does.
+    func send(_ type: MessageType, _ body: some DirectJSONEncodable, to client: ClientConnection, passing descriptors: DescriptorBag? = nil) {
+        sendEncoded(type, to: client, passing: descriptors) { try codec.packet(type, body, descriptorCount: $0) }
+    }
+
+    /// Sends the packet `encode` makes for the number of descriptors passed.
+    private func sendEncoded(_ type: MessageType, to client: ClientConnection, passing descriptors: DescriptorBag?, encode: (Int) throws -> [UInt8]) {
         guard !client.closing else { return }
         let packet: [UInt8]
         do {
-            packet = try codec.packet(type, body, descriptorCount: descriptors?.count ?? 0)
+            packet = try encode(descriptors?.count ?? 0)
         } catch {
             return log.error("cannot encode \(type) for client \(client.id): \(error)")
         }
@@ -212,7 +246,7 @@ extension Daemon {
     /// it now: the number is lent to `sendmsg` as it is (the kernel passes the open file, not
     /// the number), no copy made and closed. False when the frame would have to wait in the
     /// queue, where the descriptor could be closed before it goes: the caller sends a copy.
-    func sendNow(_ type: MessageType, _ body: some Encodable, to client: ClientConnection, lending descriptor: borrowing FileDescriptor) -> Bool {
+    func sendNow(_ type: MessageType, _ body: some DirectJSONEncodable, to client: ClientConnection, lending descriptor: borrowing FileDescriptor) -> Bool {
         guard !client.closing else { return true }
         guard client.outbound.isEmpty else { return false }
         let packet: [UInt8]

@@ -21,7 +21,10 @@ extension Daemon {
     }
 
     /// Gives a known app its policy anew (a manifest read again). A keep-alive below the
-    /// minimum it now has is raised to it by its lifecycle, and the log says so.
+    /// minimum it now has is raised to it by its lifecycle, and the log says so. The service
+    /// manager's store and the state file record a running app anew: a voipd started after this
+    /// one dies goes on with the policy and the keep-alive this one gives (an app kept suspended
+    /// across that restart cannot ask for its keep-alive again).
     private func changePolicy(of app: AppRecord, to policy: AppPolicy) {
         let previousInterval = app.lifecycle.keepAliveInterval
         let previousWarning = keepAliveWarning(of: app)
@@ -34,6 +37,9 @@ extension Daemon {
                 """)
             if let warning = keepAliveWarning(of: app), warning != previousWarning { log.warning("\(app.name): \(warning)") }
         }
+        // Only a running app's record is in the store (its launch put it there).
+        if app.process != nil { storeRecord(of: app) }
+        noteStateChange()
     }
 
     /// iOS launched VoIP apps in the background at boot; manifests ask for the same.
@@ -181,11 +187,16 @@ extension Daemon {
     func storeRecord(of app: AppRecord) {
         guard notifier.isEnabled else { return }
         do {
-            let record = try StoredApp(of: app).memoryFile()
+            let record = try storedRecord(of: app).memoryFile()
             notifier.replaceInStore(app: app.name, name: StoredApp.recordName, descriptor: record)
         } catch {
             log.warning("\(app.name): cannot store its record with the service manager: \(error)")
         }
+    }
+
+    /// What the store and the state file keep of `app`, its keep-alive's next instant included.
+    func storedRecord(of app: AppRecord) -> StoredApp {
+        StoredApp(of: app, keepAliveDue: timers.deadline(of: .app(app.id, .keepAlive)))
     }
 
     /// Stores an app's running process (its pidfd), so a voipd started after a crash can
@@ -208,8 +219,11 @@ extension Daemon {
                 notifier.removeFromStore(app: name, name: StoredApp.recordName)
                 continue
             }
-            guard apps[AppID(name)] == nil else { continue }
-            apps[AppID(name)] = stored.appRecord(named: name, lifecycle: newLifecycle(policy: stored.policy))
+            guard let app = apps[AppID(name)] else {
+                apps[AppID(name)] = stored.appRecord(named: name, lifecycle: newLifecycle(policy: stored.policy))
+                continue
+            }
+            app.recordedKeepAlive = stored.keepAlive
         }
     }
 

@@ -52,6 +52,8 @@ public final class Daemon {
     var memoryPressure: MemoryPressureTrigger?
     /// The background-transfer service (nil: off).
     var transfers: TransferHost?
+    /// Transfer agents killed for an upgrade and not yet ended, reaped when they end.
+    let endingAgents = EndingAgents()
     var running = true
     let notifier: ServiceNotifier
     /// Whether the kernel reports children's stops and continues with SIGCHLD. On only while
@@ -155,7 +157,7 @@ public final class Daemon {
         takeBackProcesses(activated, recorded: recorded)
         if let recorded { takeBackRecordedApps(recorded) }
         takeBack(activated)
-        keepOrThawFrozenSurvivors()
+        keepOrResumeStoppedSurvivors(recorded: recorded)
         releaseUnclaimedCgroups()
         if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
     }
@@ -170,14 +172,21 @@ public final class Daemon {
         // transfer service (its records decoded, a third of the start's work) comes up
         // after it, before the loop reads the first request, so no request finds it missing.
         setUpTransfers()
+        // What the start raised (an upgrade's restore tells a suspended app of data that came
+        // during the exec, and checks a stop the old program had not confirmed) is done now,
+        // not when some later event happens to wake the loop.
+        drainDeferredInputs()
         while running {
             watchNotifierBacklog()
             rearmTimer()
-            loop.epoll.wait { readiness in
-                guard let source = loop.source(for: readiness.token) else { return }
-                dispatch(source, readiness.events)
+            let woken = loop.wait(timeoutMilliseconds: loopWait) { source, events in
+                // A wake's bookkeeping first: what the app needed was done before blocking.
+                settleWakeBookkeeping()
+                dispatch(source, events)
                 drainDeferredInputs()
             }
+            if !woken { settleWakeBookkeeping() }
+            fireTimersTheTimerfdMissed()
             flushBroadcasts()
             saveStateIfDue()
             if let request = persistence.pendingUpgrade {
@@ -201,16 +210,16 @@ public final class Daemon {
         case .heldSocket(let id): if let socket = registry.socket(id: id) { heldSocketEvent(socket, events) }
         case .process(let name): if let app = apps[name] { processEvent(app) }
         case .cgroupEvents(let name): if let app = apps[name] { cgroupEvent(app) }
-        case .urgent: serveHeldSockets()
         case .watchedQueue(let id): watchedQueueEvent(id, events)
         case .serviceNotifier: notifier.flush()
         case .transfer(let token): transferDescriptorReady(token, events)
         case .transferConditions: transferConditionsEvent()
+        case .endingAgent(let pid): endingAgents.ready(pid, loop: loop, log: log)
         }
     }
 
-    /// Serves held sockets that are ready now, before anything else: called when the set of
-    /// held sockets is ready and before each control request (a wake must not wait for them).
+    /// Serves held sockets that are ready now, before anything else: called before each
+    /// control request the loop's wait did not just look past (a wake must not wait for them).
     func serveHeldSockets() {
         loop.takeUrgent { source, events in
             guard case .heldSocket(let id) = source, let socket = registry.socket(id: id) else { return }
@@ -224,11 +233,29 @@ public final class Daemon {
     var now: MonotonicInstant { .now }
 
     func rearmTimer() {
+        let wasFailing = timers.failing
         do {
             try timers.rearm()
+            if wasFailing { log.notice("the timer is armed again") }
         } catch {
-            log.error("cannot arm the timer: \(error)")
+            if !wasFailing { log.error("cannot arm the timer: \(error); the loop's wait keeps the deadlines until it can (further failures not logged)") }
         }
+    }
+
+    /// How long the loop may block: ``wakeBookkeepingWait``, and never past a deadline the
+    /// timerfd could not be armed for.
+    var loopWait: CInt {
+        let bookkeeping = wakeBookkeepingWait
+        guard let unarmed = timers.unarmedDeadline else { return bookkeeping }
+        let timer = pollTimeout(until: unarmed)
+        return bookkeeping < 0 ? timer : min(bookkeeping, timer)
+    }
+
+    /// Fires the timers due by a deadline the timerfd could not be armed for: the loop's wait
+    /// ended by it (``loopWait``), and nothing else will.
+    func fireTimersTheTimerfdMissed() {
+        guard let unarmed = timers.unarmedDeadline, now >= unarmed else { return }
+        handleTimers()
     }
 
     private func handleTimers() {
@@ -303,6 +330,7 @@ public final class Daemon {
     /// Never called while actions are being performed: those raise inputs with ``feedLater(_:_:)``.
     /// `resumedAt`: the wall-clock time the process was continued at already, on the wake
     /// path, so the answer's `.resume` has been done (and its transition is stamped then).
+    /// On the wake path, the answer's bookkeeping waits until voipd has blocked once (``WakeBookkeeping``).
     @discardableResult
     func feed(_ app: AppRecord, _ input: LifecycleInput, resumedAt: Double? = nil) -> LifecycleOutcome {
         let outcome = handle(input, for: app, resumedAt: resumedAt)
@@ -312,15 +340,56 @@ public final class Daemon {
 
     /// One input through the lifecycle, and its actions performed.
     private func handle(_ input: LifecycleInput, for app: AppRecord, resumedAt: Double? = nil) -> LifecycleOutcome {
+        // Earlier answers' actions before this one's, whichever app they were for.
+        settleWakeBookkeeping()
         let callStarted = app.lifecycle.callStartedAt
-        let outcome = app.lifecycle.handle(input, now: now)
+        let decidedAt = now
+        let outcome = app.lifecycle.handle(input, now: decidedAt)
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
         if app.lifecycle.callStartedAt != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
-        perform(outcome.actions, for: app, resumedAt: resumedAt)
+        if let resumedAt, WakeBookkeeping.canDefer(outcome.actions) {
+            perform(outcome.actions, for: app, resumedAt: resumedAt, decidedAt: decidedAt, only: WakeBookkeeping.isNeededByTheApp)
+            // Stop reports off now if no stop is awaited any more: on, they would have the
+            // woken child signal voipd as it first runs.
+            noteStopAwaited(app)
+            apps.wakeBookkeeping.append(WakeBookkeeping(app: app.id, actions: outcome.actions, continuedAt: resumedAt, decidedAt: decidedAt))
+            return outcome
+        }
+        perform(outcome.actions, for: app, resumedAt: resumedAt, decidedAt: decidedAt)
+        noteActionsPerformed(app)
+        return outcome
+    }
+
+    /// What follows every batch of an app's actions, once its state is what they made it.
+    private func noteActionsPerformed(_ app: AppRecord) {
         noteStopAwaited(app)
         noteAdoption(app)
         noteTransferPresence(app)
-        return outcome
+    }
+
+    /// Performs what wakes left for after voipd blocked (``WakeBookkeeping``): at the next
+    /// turn of the loop, and before any input is fed or request handled before that.
+    func settleWakeBookkeeping() {
+        guard !apps.wakeBookkeeping.isEmpty else { return }
+        let owed = apps.wakeBookkeeping
+        apps.wakeBookkeeping.removeAll(keepingCapacity: true)
+        for bookkeeping in owed {
+            guard let app = apps[bookkeeping.app] else { continue }
+            perform(bookkeeping.actions, for: app, resumedAt: bookkeeping.continuedAt, decidedAt: bookkeeping.decidedAt,
+                    only: WakeBookkeeping.isBookkeeping)
+            noteActionsPerformed(app)
+        }
+    }
+
+    /// How long the loop may block: for ever, unless a wake's bookkeeping waits
+    /// (``WakeBookkeeping/longestWait``, and never past its earliest timer).
+    var wakeBookkeepingWait: CInt {
+        guard !apps.wakeBookkeeping.isEmpty else { return -1 }
+        var until = apps.wakeBookkeeping[0].decidedAt + WakeBookkeeping.longestWait
+        for bookkeeping in apps.wakeBookkeeping {
+            for case .startTimer(_, let after) in bookkeeping.actions { until = min(until, bookkeeping.decidedAt + after) }
+        }
+        return pollTimeout(until: until)
     }
 
     /// Brings ``AppTable/stopsAwaited`` in line with the app's phase, once its actions are done.
@@ -352,8 +421,10 @@ public final class Daemon {
                 let (id, input) = apps.deferredInputs.removeFirst()
                 if let app = apps[id] { _ = handle(input, for: app) }
             } else if !apps.deferredStarts.isEmpty {
+                settleWakeBookkeeping()
                 performDeferredStart()
             } else if hasTransferWork {
+                settleWakeBookkeeping()
                 performTransferWork()
             } else {
                 return
@@ -361,11 +432,14 @@ public final class Daemon {
         }
     }
 
-    private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumedAt: Double?) {
+    /// `decidedAt`: the lifecycle's `now` for this answer, which its timers count from.
+    /// `only`: the actions to perform now, the others skipped (a wake's answer in two parts).
+    private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumedAt: Double?, decidedAt: MonotonicInstant,
+                         only included: (LifecycleAction) -> Bool = { _ in true }) {
         // When the process was continued: the transition out of `suspended` happened then,
         // not after the bookkeeping between the SIGCONT (or thaw) and its record.
         var continuedAt = resumedAt
-        for action in actions {
+        for action in actions where included(action) {
             switch action {
             case .resume:
                 if continuedAt == nil {
@@ -380,7 +454,7 @@ public final class Daemon {
             case .armSockets: arm(app)
             case .disarmSockets: disarm(app)
             case .startTimer(let kind, let after):
-                timers.set(.app(app.id, kind), deadline: now + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
+                timers.set(.app(app.id, kind), deadline: decidedAt + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
             case .cancelTimer(let kind): timers.cancel(.app(app.id, kind))
             case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
             case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
@@ -409,13 +483,19 @@ public final class Daemon {
         guard let process = app.process else { return }
         // A process voipd may stop is in the state file first: a voipd that dies now leaves
         // the next one what it needs to continue it.
-        saveStateUnlessRecorded(process)
+        saveStateUnlessRecorded(process, of: app)
         // Reports on before the signal: a stop that comes at once must be reported.
         if process.stopsAreReported { reportingStops = true }
         do {
             try suspender.suspend(process)
+        } catch Errno.noSuchProcess {
+            // Ended already: its end comes through its pidfd, and settles the app.
+            return log.info("\(app.name): pid \(process.pid) ended before it could be stopped")
         } catch {
-            return log.warning("\(app.name): cannot suspend pid \(process.pid): \(error)")
+            // It runs on: left waiting for a stop that will not come, it would never be
+            // suspended, nor ended. Its lifecycle ends it instead.
+            log.warning("\(app.name): cannot suspend pid \(process.pid): \(error); it is ended instead")
+            return feedLater(app, .stopFailed("\(error)"))
         }
         if let box = process.cgroup {
             // A freeze is usually done by now: looked at once, then as its schedule says.

@@ -1,3 +1,4 @@
+import Glibc
 import VoipdSystem
 
 /// What a ready descriptor in the epoll set is.
@@ -17,30 +18,40 @@ enum EventSource {
     case transfer(UInt64)
     /// The kernel's power-supply events or rtnetlink (``ConditionsWatch``).
     case transferConditions
-    /// The set of held sockets (``EventLoop/urgent``) has something ready.
-    case urgent
+    /// The pidfd of a transfer agent killed for an upgrade, not yet ended (``EndingAgents``),
+    /// by pid (a child's, held until reaped).
+    case endingAgent(pid_t)
     /// The service manager's notify socket has room for the messages held back.
     case serviceNotifier
 }
 
-/// The epoll set and what each registration stands for. Every registration gets a token
+/// The epoll sets and what each registration stands for. Every registration gets a token
 /// that is never reused, so an event for a registration removed earlier in the same batch
 /// is recognised and dropped.
 ///
-/// Held sockets are in a second epoll set, `urgent`, itself in the main one: their
-/// readiness (a call coming in for a suspended app) can be taken on its own, at the start
-/// of a turn and between two control requests, so a flood of requests on the control
+/// Held sockets are in the set the loop waits on, ``heldSet``; everything else (the control
+/// socket, connections, signals, timers…) is in a second set, ``others``, itself in the
+/// first. A wake (a call coming in for a suspended app) comes straight out of the wait, with
+/// no second `epoll_wait` before the app is resumed: on one CPU the woken app runs only once
+/// voipd blocks again. The held sockets can also be looked at alone, without waiting,
+/// between two control requests (``takeUrgent(_:)``), so a flood of requests on the control
 /// socket does not queue a wake behind it.
 final class EventLoop {
-    let epoll: Epoll
-    let urgent: Epoll
+    /// The held sockets, and ``others``: what the loop waits on.
+    let heldSet: Epoll
+    /// Every registration that is not a held socket.
+    let others: Epoll
     private var sources: [UInt64: EventSource] = [:]
-    private var urgentTokens: Set<UInt64> = []
+    private var heldTokens: Set<UInt64> = []
+    /// The registration of ``others`` in ``heldSet``.
+    private var othersToken: UInt64 = 0
     /// The next registration's token; every token below it has been given.
     private(set) var nextToken: UInt64 = 1
 
-    /// The held sockets' set as an in-place upgrade carries it: the old program's `urgent`
-    /// set with its registrations, and where its tokens stopped.
+    /// The held sockets' set as an in-place upgrade carries it: the old program's
+    /// ``heldSet`` with its registrations, and where its tokens stopped. (The old program's
+    /// ``others`` in it goes as the exec closes it: the kernel drops a closed epoll set from
+    /// every set it is in.)
     struct Carried: Codable {
         var urgentSet: CInt
         var nextToken: UInt64
@@ -51,50 +62,52 @@ final class EventLoop {
     /// `epoll_ctl` for each, and nothing that arrived during the exec is lost), and are
     /// claimed by ``adoptHeldSocket(token:id:)``.
     init(carrying carried: Carried? = nil) throws {
-        epoll = try Epoll()
+        others = try Epoll()
         if let carried {
             let descriptor = FileDescriptor(adopting: carried.urgentSet)
             try descriptor.setCloseOnExec()
-            urgent = Epoll(adopting: descriptor, maxEventsPerWait: 64)
+            heldSet = Epoll(adopting: descriptor, maxEventsPerWait: 64)
             nextToken = carried.nextToken
         } else {
-            urgent = try Epoll(maxEventsPerWait: 64)
+            heldSet = try Epoll(maxEventsPerWait: 64)
         }
-        _ = try register(urgent.descriptor, .readable, .urgent)
+        othersToken = nextToken
+        nextToken += 1
+        try heldSet.add(others.descriptor, events: .readable, token: othersToken)
     }
 
     /// Makes room for `count` more registrations at once (an upgrade's held sockets).
     func reserveCapacity(registrations count: Int) {
         sources.reserveCapacity(sources.count + count)
-        urgentTokens.reserveCapacity(urgentTokens.count + count)
+        heldTokens.reserveCapacity(heldTokens.count + count)
     }
 
     /// Claims a held socket's registration in a carried set under the token the old program
     /// gave it. A token that was never given, or is claimed already, is refused.
     func adoptHeldSocket(token: UInt64, id: UInt64) throws(CarriedRegistrationError) {
-        guard token < nextToken, sources[token] == nil else { throw CarriedRegistrationError(token: token) }
+        guard token < nextToken, token != othersToken, sources[token] == nil else { throw CarriedRegistrationError(token: token) }
         sources[token] = .heldSocket(id)
-        urgentTokens.insert(token)
+        heldTokens.insert(token)
     }
 
     func register(_ fd: borrowing FileDescriptor, _ events: EpollEvents, _ source: EventSource) throws(Errno) -> UInt64 {
         let token = nextToken
         nextToken += 1
         if case .heldSocket = source {
-            try urgent.add(fd, events: events, token: token)
-            urgentTokens.insert(token)
+            try heldSet.add(fd, events: events, token: token)
+            heldTokens.insert(token)
         } else {
-            try epoll.add(fd, events: events, token: token)
+            try others.add(fd, events: events, token: token)
         }
         sources[token] = source
         return token
     }
 
     func modify(_ fd: borrowing FileDescriptor, _ events: EpollEvents, token: UInt64) throws(Errno) {
-        if urgentTokens.contains(token) {
-            try urgent.modify(fd, events: events, token: token)
+        if heldTokens.contains(token) {
+            try heldSet.modify(fd, events: events, token: token)
         } else {
-            try epoll.modify(fd, events: events, token: token)
+            try others.modify(fd, events: events, token: token)
         }
     }
 
@@ -103,23 +116,51 @@ final class EventLoop {
     func deregister(_ fd: borrowing FileDescriptor, token: UInt64) {
         sources[token] = nil
         do {
-            if urgentTokens.remove(token) != nil {
-                try urgent.remove(fd)
+            if heldTokens.remove(token) != nil {
+                try heldSet.remove(fd)
             } else {
-                try epoll.remove(fd)
+                try others.remove(fd)
             }
         } catch {
             preconditionFailure("\(error): registration \(token) was removed already")
         }
     }
 
-    func source(for token: UInt64) -> EventSource? { sources[token] }
-
-    /// Takes what is ready in the urgent set now, without waiting (`epoll_wait` with 0).
+    /// Takes the held sockets ready now, without waiting (`epoll_wait` on ``heldSet`` with
+    /// 0; the other registrations' readiness is left for the loop's next turn).
     func takeUrgent(_ body: (EventSource, EpollEvents) -> Void) {
-        urgent.wait(timeoutMilliseconds: 0) { readiness in
+        heldSet.wait(timeoutMilliseconds: 0) { readiness in
+            if readiness.token != othersToken, let source = sources[readiness.token] { body(source, readiness.events) }
+        }
+        urgentLooked = true
+    }
+
+    /// Whether the held sockets were looked at, and found quiet or served, since the last
+    /// control request: by ``takeUrgent(_:)``, or by the loop's wait, whose batch serves
+    /// them before anything else. The daemon serves a request only after such a look and
+    /// clears this; the wait's look spares the one request after it a system call.
+    var urgentLooked = false
+
+    /// The registrations ready, kept between turns for their capacity.
+    private var batch: [EpollReadiness] = []
+
+    /// Waits (at most `timeoutMilliseconds`; -1: for ever), then calls `body` for each ready
+    /// registration still registered when its turn comes (one removed earlier in the batch
+    /// is dropped): the held sockets first, then the others. Returns whether anything was
+    /// ready (false: the time ran out, or EINTR).
+    @discardableResult
+    func wait(timeoutMilliseconds: CInt = -1, _ body: (EventSource, EpollEvents) -> Void) -> Bool {
+        batch.removeAll(keepingCapacity: true)
+        var othersReady = false
+        heldSet.wait(timeoutMilliseconds: timeoutMilliseconds) { readiness in
+            if readiness.token == othersToken { othersReady = true } else { batch.append(readiness) }
+        }
+        if othersReady { others.wait(timeoutMilliseconds: 0) { batch.append($0) } }
+        urgentLooked = true
+        for readiness in batch {
             if let source = sources[readiness.token] { body(source, readiness.events) }
         }
+        return othersReady || !batch.isEmpty
     }
 }
 

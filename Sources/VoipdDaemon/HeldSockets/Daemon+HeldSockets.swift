@@ -20,20 +20,28 @@ extension Daemon {
             throw ProtocolError(.internalError, "cannot watch \(name): \(error)")
         }
         registry.insert(held)
+        noteSocketsChanged(of: app.id)
         if origin == .registered { notifier.store(held) }
         // Whatever is already waiting counts as new: the app may be about to sleep.
         held.arrivedSinceReport = true
-        // The lifecycle says whether to watch it (only for an app that is not running).
-        feed(app, .heldSocketsChanged(registry.count(of: app.id)))
+        // The lifecycle says whether to watch it (only for an app that is not running, or
+        // stopped); a running app's lifecycle only takes the count.
+        let count = registry.count(of: app.id)
+        if !app.lifecycle.takeHeldSocketCountQuietly(count) { feed(app, .heldSocketsChanged(count)) }
         return held
     }
 
     /// Lets a socket go: out of the epoll set and closed.
     func release(_ held: HeldSocket) {
         registry.remove(app: held.app, name: held.name)
+        noteSocketsChanged(of: held.app)
         notifier.removeFromStore(app: held.app.name, name: held.name)
         loop.deregister(held.descriptor, token: held.token)
-        if let app = apps[held.app] { feedLater(app, .heldSocketsChanged(registry.count(of: app.id))) }
+        guard let app = apps[held.app] else { return }
+        let count = registry.count(of: app.id)
+        // Taken at once only with no input queued before it, so the order inputs see stays.
+        if apps.deferredInputs.isEmpty && app.lifecycle.takeHeldSocketCountQuietly(count) { return }
+        feedLater(app, .heldSocketsChanged(count))
     }
 
     /// The app is being told something: the marks its sockets' later arrivals are measured from.

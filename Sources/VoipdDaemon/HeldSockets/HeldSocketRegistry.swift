@@ -77,6 +77,21 @@ final class HeldSocket {
         self.descriptor = descriptor
     }
 
+    /// The socket's inode (`fstat`), read when first asked for and kept: what the state
+    /// file names the socket by (``RecoveryState/Socket``). Nil if it cannot be read.
+    var inode: UInt64? {
+        if let knownInode { return knownInode }
+        do {
+            knownInode = try Socket.inode(of: descriptor)
+        } catch {
+            // Asked again next time: the state file then says the app's sockets are unknown.
+            return nil
+        }
+        return knownInode
+    }
+
+    private var knownInode: UInt64?
+
     private static func kind(of descriptor: borrowing FileDescriptor) -> SocketKind? {
         do {
             return try Socket.kind(of: descriptor)

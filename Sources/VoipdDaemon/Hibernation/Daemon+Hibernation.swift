@@ -112,16 +112,26 @@ extension Daemon {
         // Data on a held socket goes first: a wake must not wait behind a page-out.
         serveHeldSockets()
         var budget = configuration.hibernation.slice
-        for name in hibernations.apps.keys.sorted() where budget > 0 {
+        pageOuts: for name in hibernations.apps.keys.sorted() where budget > 0 {
             guard case .pagingOut(let job)? = hibernations.apps[name] else { continue }
-            guard let app = apps[name], let process = app.process, process.pid == job.pid, app.lifecycle.phase == .suspended else {
-                hibernations.apps[name] = nil
+            guard let app = apps[name], let process = app.process, process.pid == job.pid else {
+                endPageOut(job, of: name, "ended")
+                continue
+            }
+            // Woken by the held sockets just served, before its resume's bookkeeping
+            // (``resumedFromHibernation(_:)``) was done.
+            guard app.lifecycle.phase == .suspended else {
+                endPageOut(job, of: name, "was resumed")
                 continue
             }
             while budget > 0, let target = job.targets.first(where: { !$0.advice.isFinished }) {
                 do {
                     budget -= min(try target.perform(upTo: budget, app: process.pidfd), budget)
                     if !target.advice.isFinished { budget = 0 }
+                } catch Errno.noSuchProcess where target.pid == job.pid {
+                    // The app's own process: killed, its end not yet seen. Not hibernated.
+                    endPageOut(job, of: name, "ended")
+                    continue pageOuts
                 } catch Errno.noSuchProcess {
                     job.targets.removeAll { $0 === target }
                 } catch let error as Errno where error == .notPermitted || error == .notImplemented {
@@ -168,6 +178,28 @@ extension Daemon {
             log.notice("\(app.name): no swap: \(megabytes(fileBacked)) of file-backed pages paged out; anonymous memory stays resident (\(figures))")
         }
         answerHibernationWaiter(job, app: app, error: nil)
+    }
+
+    /// A page-out that cannot go on: the app `what` (ended, was resumed) first. The
+    /// `voipctl hibernate` waiting for it is told so.
+    private func endPageOut(_ job: PageOut, of name: AppID, _ what: String) {
+        endPageOut(job, of: name, saying: "\(name.name) \(what) before its page-out was done")
+    }
+
+    private func endPageOut(_ job: PageOut, of name: AppID, saying message: String) {
+        hibernations.apps[name] = nil
+        log.info("\(name.name): page-out ended: \(message)")
+        answerHibernationWaiter(job, app: apps[name], error: ProtocolError(.invalidState, message))
+    }
+
+    /// Before an in-place upgrade: page-outs are not carried over (the new program would
+    /// not go on with them, nor answer the `voipctl hibernate` waiting), so each ends here,
+    /// its request told to ask again. What was paged out stays so; the app stays suspended.
+    func endPageOutsBeforeUpgrade() {
+        for (name, state) in hibernations.apps {
+            guard case .pagingOut(let job) = state else { continue }
+            endPageOut(job, of: name, saying: "voipd was upgraded in place before \(name.name)'s page-out was done: ask again")
+        }
     }
 
     private func answerHibernationWaiter(_ job: PageOut, app: AppRecord?, error: ProtocolError?) {

@@ -107,6 +107,11 @@ final class Hibernations {
         return state
     }
 
+    /// Whether the client `id` waits for a page-out's end (its `voipctl hibernate`).
+    func pageOutAwaited(by id: UInt64) -> Bool {
+        apps.values.contains { if case .pagingOut(let job) = $0 { return job.waiter?.client == id } else { return false } }
+    }
+
     /// Whether a page-out is under way for any app.
     var pageOutsUnderWay: Bool {
         apps.values.contains { if case .pagingOut = $0 { return true } else { return false } }

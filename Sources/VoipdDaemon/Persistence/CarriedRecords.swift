@@ -27,6 +27,7 @@ extension ClientConnection {
 extension DaemonSnapshot.App {
     init(_ app: AppRecord) {
         self.init(name: app.name, process: app.process.map(DaemonSnapshot.Process.init), processIdentity: app.process?.identity,
+                  processCgroup: app.process?.cgroup.map { DaemonSnapshot.CarriedCgroup(path: $0.cgroup.path, version: $0.cgroup.version) },
                   state: app.state, lifecycle: app.lifecycle, launch: app.launch.map(DaemonSnapshot.Launch.init))
     }
 }

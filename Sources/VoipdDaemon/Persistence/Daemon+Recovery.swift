@@ -87,12 +87,21 @@ extension Daemon {
         }
     }
 
-    /// Writes the state file now if `process`, about to be stopped, is not in it. A process
-    /// it names already is stopped without a write: whatever else changed can wait (a
+    /// An app's held sockets changed (one held or let go): the state file's list of them is
+    /// written before its process is next stopped, not now (a burst of registrations at
+    /// start would write it for each; only a stopped app's list is ever used).
+    func noteSocketsChanged(of app: AppID) {
+        persistence.stateFile?.socketsChanged.insert(app)
+    }
+
+    /// Writes the state file now if `process`, about to be stopped, is not in it, or the
+    /// app's held sockets changed since it was written: the next voipd keeps a process it
+    /// finds stopped so only if it gets back every socket the file lists. A process it names
+    /// with its sockets is stopped without a write: whatever else changed can wait (a
     /// process the next voipd finds stopped was in the background, whatever the file says).
-    func saveStateUnlessRecorded(_ process: AppProcess) {
+    func saveStateUnlessRecorded(_ process: AppProcess, of app: AppRecord) {
         guard let stateFile = persistence.stateFile else { return }
-        if let identity = process.identity, stateFile.recorded.contains(identity) { return }
+        if let identity = process.identity, stateFile.recorded.contains(identity), !stateFile.socketsChanged.contains(app.id) { return }
         stateFile.isStale = true
         saveStateIfChanged()
     }
@@ -127,10 +136,23 @@ extension Daemon {
                 }
             }
             let state = app.lifecycle.state
-            entries.append(RecoveryState.App(name: app.name, record: StoredApp(of: app), process: recorded,
-                                             foreground: state == .active || state == .inactive))
+            entries.append(RecoveryState.App(name: app.name, record: storedRecord(of: app), process: recorded,
+                                             foreground: state == .active || state == .inactive,
+                                             sockets: recorded == nil ? nil : recordedSockets(of: app)))
         }
         return RecoveryState(bootID: persistence.bootID, apps: entries)
+    }
+
+    /// The app's held sockets for the state file; nil if the inode of one cannot be read
+    /// (a list without it would let the next voipd keep the app stopped with a socket
+    /// nobody watches).
+    private func recordedSockets(of app: AppRecord) -> [RecoveryState.Socket]? {
+        var sockets: [RecoveryState.Socket] = []
+        for held in registry.sockets(of: app.id) {
+            guard let inode = held.inode else { return nil }
+            sockets.append(RecoveryState.Socket(name: held.name, kind: held.kind, origin: held.origin, inode: inode))
+        }
+        return sockets
     }
 
     /// What a previous voipd wrote down, if it can be trusted and is of this boot.
@@ -158,8 +180,9 @@ extension Daemon {
     }
 
     /// Takes back the apps a previous voipd wrote down: their records, then their processes
-    /// that are still the same processes; those it left stopped are resumed. Comes after the
-    /// service manager's store, whose pidfds no pid reuse can fool.
+    /// that are still the same processes; those it left stopped are kept so or resumed once
+    /// the held sockets are back. Comes after the service manager's store, whose pidfds no
+    /// pid reuse can fool.
     func takeBackRecordedApps(_ state: RecoveryState) {
         for entry in state.apps { takeBack(entry) }
     }
@@ -180,6 +203,8 @@ extension Daemon {
             app = entry.record.appRecord(named: entry.name, lifecycle: newLifecycle(policy: entry.record.policy))
             apps[AppID(entry.name)] = app
         }
+        // The state file's is the later: it is written again whenever anything changes.
+        if let keepAlive = entry.record.keepAlive { app.recordedKeepAlive = keepAlive }
         guard let recorded = entry.process, app.process == nil else { return }
         guard let process = survivingProcess(recorded, of: entry.name) else { return }
         adoptSurvivor(process, of: app, inBackground: !entry.foreground)
@@ -236,8 +261,8 @@ extension Daemon {
 
     /// Supervises again a process an earlier voipd supervised (found in the service
     /// manager's store or the state file): watched for its end, resumed if it was left
-    /// stopped, and launched in the lifecycle's eyes, to connect again. One left frozen in
-    /// its cgroup waits for ``keepOrThawFrozenSurvivors()``, once the held sockets are back.
+    /// running, and launched in the lifecycle's eyes, to connect again. One left stopped or
+    /// frozen waits for ``keepOrResumeStoppedSurvivors(recorded:)``, once the held sockets are back.
     func adoptSurvivor(_ process: AppProcess, of app: AppRecord, inBackground: Bool) {
         do {
             try watch(process, of: app)
@@ -246,33 +271,98 @@ extension Daemon {
         }
         app.process = process
         attachCgroup(to: process, of: app)
-        if process.cgroup != nil && suspender.isStopped(process) {
-            // Frozen: left so, and not run, until voipd knows whether it can wake it.
-            persistence.frozenSurvivors.append(app.id)
+        // Only a process really stopped is kept so ('t', a debugger's stop, is not ours).
+        if suspender.isStopped(process) {
+            // Left so, and not run, until voipd knows whether it can wake it.
+            persistence.stoppedSurvivors.append(app.id)
             return
         }
         resumeSurvivor(process, of: app, inBackground: inBackground)
     }
 
-    /// After every process and held socket was taken back at start: a survivor left frozen
-    /// stays frozen, suspended in the lifecycle's eyes, when voipd holds VoIP sockets of its
-    /// app to wake it by (its tasks never run across voipd's restart: it is woken by data,
-    /// and connects again then); one with none would sleep for ever, and is thawed as any
-    /// stopped survivor is.
-    func keepOrThawFrozenSurvivors() {
-        let found = persistence.frozenSurvivors
-        persistence.frozenSurvivors = []
+    /// After every process and held socket was taken back at start: a survivor left stopped
+    /// or frozen stays so, suspended in the lifecycle's eyes, when voipd holds VoIP sockets
+    /// of its app to wake it by, every one the state file lists for it (those the service
+    /// manager's store did not give back are copied from the app's processes by their
+    /// inodes: ``takeBackSockets(_:of:from:)``). Its tasks never run across voipd's restart:
+    /// it is woken by data, and connects again then. One with none, or without one of its
+    /// sockets, would sleep through what arrives on it (a call), and is resumed: it connects
+    /// again and registers its sockets. So is one with events waiting for it (a transfer's
+    /// results), to take them.
+    func keepOrResumeStoppedSurvivors(recorded: RecoveryState?) {
+        let found = persistence.stoppedSurvivors
+        persistence.stoppedSurvivors = []
         for id in found {
-            guard let app = apps[id], let process = app.process, let box = process.cgroup else { continue }
+            guard let app = apps[id], let process = app.process else { continue }
+            var missing: [String] = []
+            if let listed = recorded?.sockets(app: app.name, process.pidfd) {
+                missing = takeBackSockets(listed.filter { registry.socket(app: app.id, name: $0.name) == nil }, of: app, from: process)
+            }
             let held = registry.count(of: app.id)
-            // With events waiting for it (a transfer's results), it is thawed to take them.
-            guard held > 0, app.lifecycle.outbox.isEmpty else {
+            guard held > 0, missing.isEmpty, app.lifecycle.outbox.isEmpty else {
+                if !missing.isEmpty {
+                    log.warning("\(app.name): pid \(process.pid) was left suspended, but voipd could not get back its VoIP sockets \(missing.joined(separator: ", ")): resumed, to register them again")
+                }
                 resumeSurvivor(process, of: app, inBackground: true)
                 continue
             }
-            log.notice("\(app.name): pid \(process.pid) still running from before voipd started, frozen in \(box.cgroup.path): kept frozen; its \(held) held sockets wake it")
-            feed(app, .takenBackSuspended(reason: "found frozen when voipd started"))
+            let how = process.cgroup.map { "frozen in \($0.cgroup.path): kept frozen" } ?? "stopped: kept stopped"
+            log.notice("\(app.name): pid \(process.pid) still running from before voipd started, \(how); its \(held) held sockets wake it")
+            // What shows later that someone else's SIGCONT resumed it (``noticeUnexpectedResume(of:restop:)``).
+            if process.cgroup == nil { process.stopEvidence = StopEvidence(stopped: process) }
+            // Its keep-alive goes on: it asked the voipd that died, and cannot ask again before
+            // it runs. One longer than any request may set is not voipd's own record.
+            let keepAlive = app.recordedKeepAlive.flatMap { $0.interval <= .seconds(Self.longestKeepAlive) * configuration.timeScale ? $0 : nil }
+            app.recordedKeepAlive = nil
+            let reason = process.cgroup == nil ? "found stopped when voipd started" : "found frozen when voipd started"
+            let outcome = feed(app, .takenBackSuspended(reason: reason, keepAlive: keepAlive))
+            if case .rejected(let why) = outcome.reply {
+                // Left so, nothing would ever wake it.
+                log.warning("\(app.name): pid \(process.pid) cannot be taken back suspended (\(why)): resumed")
+                process.stopEvidence = nil
+                resumeSurvivor(process, of: app, inBackground: true)
+            } else if keepAlive != nil {
+                // The store's record says what this voipd does: the interval raised to its
+                // minimum, the next keep-alive when it is now due.
+                storeRecord(of: app)
+            }
         }
+    }
+
+    /// Copies `sockets` (of those the state file lists, the ones voipd does not hold) from
+    /// the app's processes, which still hold them (``SocketInodeSearch``), and holds them
+    /// again under their names. Returns the names of those it could not get back: the app
+    /// closed its descriptor (it gave voipd the only one), or voipd may not copy another
+    /// process's descriptors (a voipd not root under Yama's ptrace_scope 1 or more).
+    private func takeBackSockets(_ sockets: [RecoveryState.Socket], of app: AppRecord, from process: AppProcess) -> [String] {
+        guard !sockets.isEmpty else { return [] }
+        let limits = SocketDiscoveryLimits()
+        let members: [pid_t]
+        do {
+            members = try process.members(limit: limits.processes).processes
+        } catch {
+            // Its cgroup cannot be read, or it has just ended: the process alone.
+            members = [process.pid]
+        }
+        var byInode: [UInt64: RecoveryState.Socket] = [:]
+        for socket in sockets { byInode[socket.inode] = socket }
+        var names: [String] = []
+        let outcome = SocketInodeSearch.copies(of: Set(byInode.keys), in: members, root: process.pidfd, descriptorLimit: limits.descriptors) { inode, copy in
+            guard let socket = byInode[inode] else { return }
+            do {
+                try hold(copy, app: app, name: socket.name, kind: socket.kind, origin: socket.origin)
+                names.append(socket.name)
+            } catch {
+                log.warning("\(app.name): cannot hold \(socket.name) again: \(error)")
+                byInode[inode] = nil
+            }
+        }
+        if !names.isEmpty {
+            log.info("\(app.name): holding VoIP sockets \(names.sorted().joined(separator: ", ")) again, copied from its processes")
+        }
+        if !outcome.errors.isEmpty { log.info("\(app.name): looking for its VoIP sockets: \(outcome.errors.joined(separator: "; "))") }
+        let held = Set(names)
+        return sockets.map(\.name).filter { !held.contains($0) }.sorted()
     }
 
     /// Resumes a survivor found stopped, and tells the lifecycle it was launched.
@@ -303,6 +393,14 @@ extension RecoveryState {
 }
 
 extension RecoveryState {
+    /// The VoIP sockets the state file lists for the app's recorded process, if `pidfd` is
+    /// that process and the list is known.
+    func sockets(app name: String, _ pidfd: borrowing PidFd) -> [Socket]? {
+        guard let entry = apps.first(where: { $0.name == name }), let recorded = entry.process,
+              recorded.identity.pid == pidfd.pid, pidfd.identity() == recorded.identity else { return nil }
+        return entry.sockets
+    }
+
     /// The cgroup the app's recorded process was suspended in, if `pidfd` is that process.
     func cgroup(app name: String, _ pidfd: borrowing PidFd) -> (path: String, version: CgroupVersion)? {
         guard let recorded = apps.first(where: { $0.name == name })?.process, case .cgroup(let path, let version) = recorded.suspension,
@@ -312,9 +410,11 @@ extension RecoveryState {
 }
 
 extension StoredApp {
-    /// What the service manager's store and the state file keep of an app.
-    init(of app: AppRecord) {
-        self.init(uid: app.uid, policy: app.lifecycle.policy, launch: app.launch?.command)
+    /// What the service manager's store and the state file keep of an app; its keep-alive
+    /// is next due at `keepAliveDue` (nil: not known).
+    init(of app: AppRecord, keepAliveDue: MonotonicInstant?) {
+        self.init(uid: app.uid, policy: app.lifecycle.policy, launch: app.launch?.command,
+                  keepAlive: app.lifecycle.keepAliveInterval.map { RecordedKeepAlive(interval: $0, due: keepAliveDue) })
     }
 
     /// A record for the app this describes, not running (its output goes to voipd's own),
@@ -322,6 +422,7 @@ extension StoredApp {
     func appRecord(named name: String, lifecycle: AppLifecycle) -> AppRecord {
         let app = AppRecord(name: name, uid: uid, lifecycle: lifecycle, since: wallClockSeconds())
         app.launch = launch.map { LaunchSpecification($0) }
+        app.recordedKeepAlive = keepAlive
         return app
     }
 }

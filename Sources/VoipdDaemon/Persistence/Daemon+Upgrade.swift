@@ -21,12 +21,18 @@ extension Daemon {
     /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
     /// was, and says why.
     func performUpgrade(requestedBy requester: PendingReply?) {
+        settleWakeBookkeeping()
         drainDeferredInputs()
+        endPageOutsBeforeUpgrade()
         flushBroadcasts()
         for client in clients.values {
             flush(client)
             queueListing(of: client)
         }
+        // The agents would outlive their pidfds as zombies: ended first (their attempts go on
+        // in the new program's agents, from the partial files); one that does not end in
+        // time is carried over, to be reaped when it ends.
+        transfers?.service.endAgentsBeforeExec { agent in endingAgents.add(agent, loop: loop, log: log) }
         let snapshot = makeSnapshot(requester: requester)
         let failure: String
         do {
@@ -42,9 +48,6 @@ extension Daemon {
                     log.error("cannot make the descriptors close-on-exec again: \(error)")
                 }
             }
-            // The agents would outlive their pidfds as zombies; their attempts go on in the new
-            // program's agents from the partial files.
-            transfers?.service.endAgentsBeforeExec()
             log.notice("upgrading in place: executing \(program) with \(snapshot.apps.count) apps, \(snapshot.clients.count) connections, \(snapshot.heldSockets.entries.count) held sockets")
             notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
             // The service manager's descriptors were taken at the first start; they must not be again.
@@ -77,13 +80,14 @@ extension Daemon {
     /// Every descriptor an upgrade carries over to the new program, lent to `body` by its owner.
     private func forEachCarriedDescriptor(_ body: (borrowing FileDescriptor) throws(Errno) -> Void) throws(Errno) {
         try body(clients.listener)
-        try body(loop.urgent.descriptor)
+        try body(loop.heldSet.descriptor)
         if let stateFile = persistence.stateFile { try body(stateFile.lock) }
         for client in clients.values {
             try body(client.descriptor)
             for (_, descriptors) in client.outbound { try descriptors.forEach(body) }
         }
         for held in registry.all { try body(held.descriptor) }
+        try endingAgents.forEach(body)
         for app in apps.values {
             if let process = app.process { try body(process.pidfd.descriptor) }
             if let launch = app.launch { try launch.forEachOutput(body) }
@@ -93,15 +97,17 @@ extension Daemon {
     private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
             listener: clients.listener.rawValue, stateLock: persistence.stateFile?.lock.rawValue,
-            stateFileWritten: persistence.stateFile.flatMap { $0.isStale ? nil : DaemonSnapshot.WrittenStateFile(path: $0.path, processes: Array($0.recorded)) },
+            stateFileWritten: persistence.stateFile.flatMap {
+                $0.isStale ? nil : DaemonSnapshot.WrittenStateFile(path: $0.path, processes: Array($0.recorded), socketsChanged: Array($0.socketsChanged))
+            },
             clientTable: clients.state, persistence: persistence.state, locked: locked,
             clients: clients.values.map(DaemonSnapshot.Client.init),
             apps: apps.values.map(DaemonSnapshot.App.init),
-            eventLoop: EventLoop.Carried(urgentSet: loop.urgent.descriptor.rawValue, nextToken: loop.nextToken),
+            eventLoop: EventLoop.Carried(urgentSet: loop.heldSet.descriptor.rawValue, nextToken: loop.nextToken),
             heldSockets: HeldSocketTable(registry.all),
             timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
             events: events.records, metrics: metrics,
-            requester: requester)
+            endingAgents: endingAgents.descriptors, requester: requester)
     }
 
     /// The new program's side: takes over what the snapshot describes.
@@ -135,10 +141,28 @@ extension Daemon {
             if let process = app.process {
                 // Level-triggered: a process that ended during the exec is seen at once.
                 try watch(process, of: app)
-                // Its cgroup's descriptors did not survive the exec: found again by the kernel's record.
+                // Its cgroup's descriptors did not survive the exec: opened again where the old
+                // program had it, whatever this program's configuration says (one configured for
+                // signals or another directory would otherwise send SIGCONT to a frozen app,
+                // which thaws nothing), if the kernel's record still puts it there; or found
+                // in this program's freezer directory.
+                if let carried = saved.processCgroup {
+                    process.cgroup = openCgroup(carried.path, version: carried.version, holding: process.pid, of: app.name)
+                }
                 attachCgroup(to: process, of: app)
+                // The old program's evidence of its confirmed SIGSTOP is not carried: taken
+                // again, so that a SIGCONT not voipd's is noticed as before (a child's is the
+                // kernel's continued report, which one sent during the exec left too).
+                if app.lifecycle.phase == .suspended && process.cgroup == nil { process.stopEvidence = StopEvidence(stopped: process) }
             }
             apps[app.id] = app
+        }
+        for number in snapshot.endingAgents ?? [] {
+            guard let agent = PidFd(adoptingUnknown: try adoptCarried(number)) else {
+                log.error("transfers: the carried pidfd \(number) of an ending agent names no process")
+                continue
+            }
+            endingAgents.add(agent, loop: loop, log: log)
         }
         var carried: [HeldSocket] = []
         carried.reserveCapacity(snapshot.heldSockets.entries.count)
@@ -154,9 +178,11 @@ extension Daemon {
             carried.append(held)
         }
         registry.insert(listed: carried)
-        if let written = snapshot.stateFileWritten, let stateFile = persistence.stateFile, stateFile.path == written.path {
+        if let written = snapshot.stateFileWritten, let stateFile = persistence.stateFile, stateFile.path == written.path,
+           let socketsChanged = written.socketsChanged {
             stateFile.isStale = false
             stateFile.recorded = Set(written.processes)
+            stateFile.socketsChanged = Set(socketsChanged)
         }
         for timer in snapshot.timers where timer.key != .serviceWatchdog {
             timers.set(timer.key, deadline: timer.deadline, tolerance: timer.tolerance)

@@ -10,8 +10,8 @@ import VoipdVocabulary
 /// exec); every app's lifecycle goes as it is.
 ///
 /// A program reads only the format it writes. Whatever the format, `format` and each app's
-/// `name` and `process` keep their place and shape (``SnapshotEnvelope``), so that a program
-/// that refuses the rest can still leave no app stopped.
+/// `name`, `process` and `processCgroup` keep their place and shape (``SnapshotEnvelope``),
+/// so that a program that refuses the rest can still leave no app stopped or frozen.
 struct DaemonSnapshot: Codable {
     /// The format this program writes and reads. Raise it whenever the encoding changes (a
     /// field added, renamed or retyped, here or in what is encoded with it, such as
@@ -19,7 +19,9 @@ struct DaemonSnapshot: Codable {
     /// misread. Format 1 had no number; format 3 keeps each record's own state; format 4 the
     /// client table's and persistence's; format 5 the state file's lock; format 6 the held
     /// sockets as binary records (``HeldSocketTable``, whose layout has a number of its own)
-    /// and their epoll set.
+    /// and their epoll set. An optional field whose absence means what the programs without
+    /// it did (``App/processCgroup``) is read right by both, and needs no new format: a new
+    /// one would refuse the upgrade from those programs.
     static let currentFormat = 6
 
     var format = DaemonSnapshot.currentFormat
@@ -65,9 +67,19 @@ struct DaemonSnapshot: Codable {
         var process: Process?
         /// The process's identity as the state file records it, if it was read already.
         var processIdentity: ProcessIdentity?
+        /// The cgroup the process is suspended in (``AppProcess/cgroup``), reopened by the new
+        /// program whatever its own configuration says: a frozen app is thawed only there.
+        /// Absent from older programs' snapshots (the new program's freezer finds it then).
+        var processCgroup: CarriedCgroup?
         var state: AppRecord.State
         var lifecycle: AppLifecycle
         var launch: Launch?
+    }
+
+    /// Where an app's process has its cgroup.
+    struct CarriedCgroup: Codable {
+        var path: String
+        var version: CgroupVersion
     }
 
     /// The state file as the old program last wrote it, with nothing changed since: the new
@@ -77,6 +89,9 @@ struct DaemonSnapshot: Codable {
         var path: String
         /// The processes it names.
         var processes: [ProcessIdentity]
+        /// The apps whose held sockets changed since (``StateFile/socketsChanged``). Nil from
+        /// a program that did not list sockets in the file: the new one writes it again.
+        var socketsChanged: [AppID]?
     }
 
     struct Timer: Codable {
@@ -102,6 +117,9 @@ struct DaemonSnapshot: Codable {
     var timers: [Timer]
     var events: [TransitionRecord]
     var metrics: Metrics
+    /// The pidfds of transfer agents killed for an upgrade and not yet ended (``EndingAgents``);
+    /// nil from a program that carried none over.
+    var endingAgents: [CInt]?
     /// The `upgrade` request to answer once the new program runs.
     var requester: PendingReply?
 
@@ -136,22 +154,33 @@ struct DaemonSnapshot: Codable {
 }
 
 /// What every snapshot format keeps in place: its number (absent in format 1) and each
-/// app's process.
+/// app's process, with the cgroup it may be frozen in (absent before format 6's programs
+/// carried it).
 struct SnapshotEnvelope: Decodable {
     struct App: Decodable {
         var name: String
         var process: DaemonSnapshot.Process?
+        var processCgroup: DaemonSnapshot.CarriedCgroup?
     }
 
     var format: Int?
     var apps: [App]
 
-    /// Continues every app process (the old program may have stopped it) and returns how
-    /// many it continued (one that is gone already is left stopped by no one). Their pidfds
-    /// are closed.
+    /// Continues every app process (the old program may have stopped it, or frozen it in its
+    /// cgroup: thawed there) and returns how many it continued (one that is gone already is
+    /// left stopped by no one). Their pidfds are closed.
     func resumeProcesses() -> Int {
         var resumed = 0
-        for saved in apps.compactMap(\.process) {
+        for app in apps {
+            guard let saved = app.process else { continue }
+            if let carried = app.processCgroup {
+                do {
+                    try AppCgroup(path: carried.path, version: carried.version).thaw()
+                } catch {
+                    // Gone with its process, or not voipd's to write: the SIGCONT still goes,
+                    // and the next voipd thaws it by its record.
+                }
+            }
             let process = AppProcess(pidfd: PidFd(adopting: FileDescriptor(adopting: saved.pidfd), pid: saved.pid), isChild: saved.isChild)
             do {
                 try SignalSuspender().resume(process)

@@ -25,9 +25,10 @@ final class Persistence {
     /// and request that asked).
     var pendingUpgrade: PendingReply?
     var upgradeBySignal = false
-    /// At start: apps whose process an earlier voipd left frozen, until voipd decides, once
-    /// every held socket is back, to keep each frozen or thaw it (``Daemon/keepOrThawFrozenSurvivors()``).
-    var frozenSurvivors: [AppID] = []
+    /// At start: apps whose process an earlier voipd left stopped or frozen, until voipd
+    /// decides, once every held socket is back, to keep each so or resume it
+    /// (``Daemon/keepOrResumeStoppedSurvivors(recorded:)``).
+    var stoppedSurvivors: [AppID] = []
 
     init(arguments: [String], state: State) {
         self.arguments = arguments

@@ -28,6 +28,22 @@ struct RecoveryState: Codable {
         var process: Process?
         /// It was in the foreground (active or inactive): it is taken back there.
         var foreground: Bool
+        /// The VoIP sockets voipd held for its process, which the process holds too: a
+        /// voipd restarted without a service manager's store copies them back from the
+        /// process by inode, and keeps a process it finds stopped or frozen so, woken by them.
+        /// Nil when not known (a voipd that did not record them, an inode that could not be
+        /// read, an entry this voipd cannot read): a process found stopped is then resumed.
+        var sockets: [Socket]?
+    }
+
+    /// A held VoIP socket of an app's process, as the state file names it.
+    struct Socket: Codable, Equatable {
+        var name: String
+        /// What the socket is, as `sockets` lists it ("tcp", "udp listening").
+        var kind: String
+        var origin: HeldSocketOrigin
+        /// The socket's inode: the same socket in any process's descriptor table.
+        var inode: UInt64
     }
 
     /// A process of an app, as voipd knew it.
@@ -88,5 +104,27 @@ struct RecoveryState: Codable {
 
     private struct Skipped: Decodable {
         init(from decoder: Decoder) throws {}
+    }
+}
+
+extension RecoveryState.App {
+    private enum CodingKeys: String, CodingKey {
+        case name, record, process, foreground, sockets
+    }
+
+    /// Sockets that do not decode (an origin of a newer voipd's) make the list unknown, not
+    /// the app unreadable: the app's process is still resumed.
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        record = try container.decode(StoredApp.self, forKey: .record)
+        process = try container.decodeIfPresent(RecoveryState.Process.self, forKey: .process)
+        foreground = try container.decode(Bool.self, forKey: .foreground)
+        do {
+            sockets = try container.decodeIfPresent([RecoveryState.Socket].self, forKey: .sockets)
+        } catch {
+            // Unknown: the process is resumed rather than kept stopped on a partial list.
+            sockets = nil
+        }
     }
 }

@@ -20,10 +20,17 @@ final class StateFile {
     var isStale = true
     /// The processes the file on disk names.
     var recorded: Set<ProcessIdentity> = []
+    /// Apps whose held sockets changed since the file was written: its list of them is out
+    /// of date, and is written before the app's process is next stopped.
+    var socketsChanged: Set<AppID> = []
     /// When the file was last written (or tried to be), on the daemon's clock.
     var lastWritten: MonotonicInstant?
     /// A failure to write is logged once, until a write succeeds again.
     var failing = false
+    /// False while there is no file on disk: none was found at start, and none has been
+    /// written since. No file reads as no apps (``load()``), so a state of no apps is not
+    /// written then: a voipd that starts with nothing to record encodes nothing before READY=1.
+    var onDisk = true
 
     init(directory: consuming TrustedDirectory, name: String, lock: consuming FileDescriptor) {
         self.directory = directory
@@ -50,16 +57,27 @@ final class StateFile {
 
     /// The state a previous voipd wrote, or nil when there is none.
     func load() throws -> RecoveryState? {
-        guard let content = try directory.read(name, limit: Self.largest) else { return nil }
+        guard let content = try directory.read(name, limit: Self.largest) else {
+            onDisk = false
+            return nil
+        }
         return try JSONDecoder().decode(RecoveryState.self, from: Data(content))
     }
 
     func save(_ state: RecoveryState) throws {
+        if state.apps.isEmpty && !onDisk {
+            isStale = false
+            recorded = []
+            socketsChanged = []
+            return
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try directory.replace(name, with: Array(try encoder.encode(state)))
+        onDisk = true
         isStale = false
         recorded = Set(state.apps.compactMap { $0.process?.identity })
+        socketsChanged = []
     }
 }
 

@@ -15,6 +15,10 @@ struct StoredApp: Codable {
     /// How to start it; the same JSON object as before ``LaunchCommand`` (records in a
     /// store outlive the voipd that wrote them).
     var launch: LaunchCommand?
+    /// Its process's keep-alive, when it asked for one: a process the next voipd takes back
+    /// suspended is woken by it still (``RecordedKeepAlive``). Written when the app sets it,
+    /// not at each wake: its instant may be one already past.
+    var keepAlive: RecordedKeepAlive?
 
     /// A memfd holding the record as JSON, for FDSTORE=1.
     func memoryFile() throws -> FileDescriptor {

@@ -213,6 +213,10 @@ extension Daemon {
         if case .accepted = outcome.reply {
             app.reachableFor = interval == nil ? nil : request.reachableFor.map { Duration.seconds($0) * configuration.timeScale }
             if let warning = keepAliveWarning(of: app), warning != previousWarning { log.warning("\(app.name): \(warning)") }
+            // Recorded for a voipd started after this one dies while the app is suspended:
+            // that voipd keeps waking it (RecordedKeepAlive).
+            storeRecord(of: app)
+            noteStateChange()
         }
         try replyAfter(outcome, request.id, to: client, result: EmptyResult())
     }

@@ -4,7 +4,7 @@ import VoipdSystem
 /// The kernel's word that the conditions of discretionary transfers may have changed, on
 /// voipd's loop: device events for power supplies (`NETLINK_KOBJECT_UEVENT`; sysfs's
 /// `online` and `status` files change without any inotify event) and rtnetlink's links,
-/// addresses and routes. Nothing is polled: the sockets are in the epoll set, and the
+/// addresses, routes and routing rules. Nothing is polled: the sockets are in the epoll set, and the
 /// conditions are read again only when one of them says something relevant.
 final class ConditionsWatch {
     /// What a drain of the sockets found.
@@ -27,7 +27,9 @@ final class ConditionsWatch {
         }
         let groups = NetlinkSubscription.RouteGroup.self
         do {
-            routes = try NetlinkSubscription(protocol: NetlinkSubscription.routes, groups: groups.link | groups.ipv4Address | groups.ipv4Route | groups.ipv6Address | groups.ipv6Route)
+            routes = try NetlinkSubscription(protocol: NetlinkSubscription.routes,
+                                             groups: groups.link | groups.ipv4Address | groups.ipv4Route | groups.ipv4Rule | groups.ipv6Address | groups.ipv6Route,
+                                             memberships: [groups.ipv6RuleMembership])
         } catch {
             routes = nil
             problems.append("network changes are not watched: \(error)")

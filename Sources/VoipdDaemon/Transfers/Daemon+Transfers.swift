@@ -20,16 +20,22 @@ extension Daemon {
         let settings = configuration.transfers.engine.scaled(by: configuration.timeScale)
         do {
             transfers = try TransferHost(configuration: settings, directory: directory, loop: loop, log: log,
-                                         agentExecutable: configuration.transfers.agentExecutable)
+                                         agentExecutable: configuration.transfers.agentExecutable,
+                                         expensiveNetworks: configuration.transfers.expensiveNetworks)
         } catch {
             return log.error("background transfers are off: cannot open their store in \(directory): \(error)")
         }
         guard let transfers else { return }
+        if let said = transfers.loadOverrides() { log.notice("transfers: \(said)") }
         transfers.systemPower = PowerSupply.source(of: PowerSupply.read())
-        transfers.systemNetwork = SystemNetwork.read(expensive: configuration.transfers.expensiveNetworks)
-        log.info("transfers: power \(transfers.power.rawValue), network \(describe(transfers.network)) (from the system)")
+        transfers.readSystemNetwork()
+        log.info("transfers: power \(transfers.power.rawValue)\(transfers.powerOverride == nil ? " (from the system)" : ""), network \(describe(transfers.network))\(transfers.networkOverride == NetworkOverride() ? " (from the system)" : "")")
         transfers.service.handle(.power(transfers.power))
         transfers.service.handle(.network(transfers.network))
+        // The service takes every app for one not running until told otherwise, and is told
+        // after each of an app's transitions: the apps alive already (taken back at start,
+        // launched at start, carried by an in-place upgrade) are told now, not at their next.
+        for app in apps.values.sorted(by: { $0.name < $1.name }) { noteTransferPresence(app) }
         transfersChanged()
     }
 
@@ -129,22 +135,42 @@ extension Daemon {
             log.notice("transfers: power \(host.power.rawValue)\(host.powerOverride == nil ? " (from the system)" : ""), set by pid \(client.credentials.pid)")
             host.service.handle(.power(host.power))
         } else {
-            guard let setting = request.network else { throw ProtocolError(.badRequest, "network needs network: expensive, kind or available") }
+            guard let setting = request.network, setting != NetworkSetting() else {
+                throw ProtocolError(.badRequest, "network needs network: expensive, kind, available or auto")
+            }
+            let automatic = Set(setting.auto ?? [])
+            let given: [(NetworkSetting.Field, Bool)] = [(.expensive, setting.expensive != nil), (.kind, setting.kind != nil), (.available, setting.available != nil)]
+            if let both = given.first(where: { $0.1 && automatic.contains($0.0) }) {
+                throw ProtocolError(.badRequest, "network: \(both.0.rawValue) is both given and auto")
+            }
             if let kind = setting.kind {
                 guard !kind.isEmpty, kind.utf8.count <= 32, kind.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7a || $0 >= 0x30 && $0 <= 0x39 || $0 == 0x2d }) else {
                     throw ProtocolError(.badRequest, "a network kind is 1–32 characters of a–z 0–9 -, not \(kind)")
                 }
+                guard kind != "auto" else { throw ProtocolError(.badRequest, "auto is not a network kind: name kind in auto to follow the system's") }
                 host.networkOverride.kind = NetworkKind(kind)
             }
             if let expensive = setting.expensive { host.networkOverride.isExpensive = expensive }
             if let available = setting.available { host.networkOverride.isAvailable = available }
-            log.notice("transfers: network \(describe(host.network)), set by pid \(client.credentials.pid)")
+            if !automatic.isEmpty {
+                if automatic.contains(.expensive) { host.networkOverride.isExpensive = nil }
+                if automatic.contains(.kind) { host.networkOverride.kind = nil }
+                if automatic.contains(.available) { host.networkOverride.isAvailable = nil }
+                // As `power auto` does: the system's word now, should a change have been missed.
+                host.readSystemNetwork()
+            }
+            log.notice("transfers: network \(describe(host.network))\(host.networkOverride == NetworkOverride() ? " (from the system)" : ""), set by pid \(client.credentials.pid)")
             host.service.handle(.network(host.network))
+        }
+        do {
+            try host.saveOverrides()
+        } catch {
+            log.error("transfers: the settings of voipctl power and voipctl network hold until voipd restarts, but no longer: \(error)")
         }
         transfersChanged()
         reply(request.id, TransferConditionsResult(power: host.power, powerOverridden: host.powerOverride != nil,
                                                    networkAvailable: host.network.isAvailable, networkKind: host.network.kind.rawValue,
-                                                   expensive: host.network.isExpensive), to: client)
+                                                   expensive: host.network.isExpensive, networkOverridden: host.networkOverride.fields), to: client)
     }
 
     /// The kernel said a power supply, a link, an address or a route changed: the conditions
@@ -171,7 +197,7 @@ extension Daemon {
         }
         if changes.network {
             let before = host.network
-            host.systemNetwork = SystemNetwork.read(expensive: configuration.transfers.expensiveNetworks)
+            host.readSystemNetwork()
             if host.network != before {
                 log.notice("transfers: network \(describe(host.network)) (from the system\(host.networkOverride == NetworkOverride() ? "" : ", with voipctl network's settings over it"))")
                 host.service.handle(.network(host.network))

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import VoipdSystem
 import VoipdTransfers
 
 /// Where the device's power comes from, as `/sys/class/power_supply` says: external power if
@@ -31,7 +31,13 @@ enum PowerSupply {
 
     /// The supplies under `root` (unreadable ones are left out).
     static func read(root: String = "/sys/class/power_supply") -> [Reading] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return [] }
+        let names: [String]
+        do {
+            // Not FileManager: what it sets up at first use is voipd's resident memory.
+            names = try DirectoryEntry.names(in: root)
+        } catch {
+            return []
+        }
         return names.sorted().compactMap { name in
             let directory = root + "/" + name + "/"
             guard let type = value(directory + "type") else { return nil }
@@ -40,9 +46,9 @@ enum PowerSupply {
     }
 
     private static func value(_ path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let content = ProcFS.read(path) else { return nil }
         // sysfs values end with a newline, and some have spaces inside ("Not charging").
-        let text = String(decoding: data, as: UTF8.self).drop { $0.isWhitespace }
+        let text = content.drop { $0.isWhitespace }
         return String(text.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

@@ -1,51 +1,50 @@
 import Glibc
+import VoipdProtocol
 import VoipdSystem
 import VoipdTransfers
 
-/// The network as the system has it: available when a default route exists (IPv4's
-/// `/proc/net/route`, IPv6's `/proc/net/ipv6_route`), of the kind of the interface that route
-/// goes through (`/sys/class/net/<name>`: `wireless/` or `phy80211` → wifi, `DEVTYPE=wwan` →
-/// cellular, an Ethernet link → ethernet, anything else → other), expensive when that kind
-/// is one of the configuration's `expensiveNetworks` (cellular by default).
-/// Read again whenever rtnetlink says a link, an address or a route changed.
+/// The network as the system has it, as a user would say it is there: available when the
+/// kernel has a way out, or a local network to use.
+/// - A route to the Internet, as the kernel answers for one of its addresses (8.8.8.8, then
+///   2001:4860:4860::8888; ``RouteLookup``, `ip route get`): the routing rules and every
+///   table count, so a default route in a table of its own (`ip rule`) counts, and its
+///   interface gives the kind.
+/// - Else an interface up with a carrier, not loopback, with an address (``NetworkInterfaces``):
+///   a device on a local network without a default route (a LAN, a lab, a ship) still
+///   reaches the servers on it; the first such interface gives the kind.
+/// - Else unavailable.
+/// The kind of an interface: `wireless/` or `phy80211` in `/sys/class/net/<name>` → wifi,
+/// `DEVTYPE=wwan` → cellular, an Ethernet link → ethernet, anything else → other; expensive
+/// when that kind is one of the configuration's `expensiveNetworks` (cellular by default).
+/// Read again whenever rtnetlink says a link, an address, a route or a rule changed.
 enum SystemNetwork {
-    struct DefaultRoute: Equatable {
-        var interface: String
-        var metric: UInt32
+    /// Addresses standing for "the Internet": only the kernel's routing decision for them is
+    /// asked, nothing is sent.
+    static let outwardAddresses: [[UInt8]] = [[8, 8, 8, 8], [0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88]]
+
+    /// The interface the network is reached through; nil when there is none.
+    static func reachedThrough() -> String? {
+        for address in outwardAddresses {
+            do {
+                if let route = try RouteLookup.route(to: address) { return route.interface }
+            } catch {
+                // The kernel could not say (IPv6 disabled: EAFNOSUPPORT): no route that way.
+                continue
+            }
+        }
+        do {
+            return try NetworkInterfaces.connected().first
+        } catch {
+            // getifaddrs failed (ENOMEM): nothing known of a local network either.
+            return nil
+        }
     }
 
-    /// The network now; `procNet` and `sysClassNet` are for tests.
-    static func read(expensive: Set<String> = ["cellular"], procNet: String = "/proc/net", sysClassNet: String = "/sys/class/net") -> NetworkStatus {
-        let routes = defaultRoutes(ipv4: ProcFS.read(procNet + "/route") ?? "") + defaultRoutes(ipv6: ProcFS.read(procNet + "/ipv6_route") ?? "")
-        guard let best = routes.min(by: { $0.metric < $1.metric }) else {
-            return NetworkStatus(isAvailable: false, kind: .other, isExpensive: false)
-        }
-        let kind = self.kind(ofInterface: best.interface, sysClassNet: sysClassNet)
+    /// The network now; `sysClassNet` is for tests.
+    static func read(expensive: Set<String> = ["cellular"], sysClassNet: String = "/sys/class/net") -> NetworkStatus {
+        guard let interface = reachedThrough() else { return NetworkStatus(isAvailable: false, kind: .other, isExpensive: false) }
+        let kind = self.kind(ofInterface: interface, sysClassNet: sysClassNet)
         return NetworkStatus(isAvailable: true, kind: kind, isExpensive: expensive.contains(kind.rawValue))
-    }
-
-    /// IPv4 default routes (destination and mask 0, up), from `/proc/net/route`'s text.
-    static func defaultRoutes(ipv4 text: String) -> [DefaultRoute] {
-        text.split(separator: "\n").dropFirst().compactMap { line in
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            // Iface Destination Gateway Flags RefCnt Use Metric Mask …
-            guard fields.count >= 8, fields[1] == "00000000", fields[7] == "00000000",
-                  let flags = UInt32(fields[3], radix: 16), flags & routeUp != 0, let metric = UInt32(fields[6]) else { return nil }
-            return DefaultRoute(interface: String(fields[0]), metric: metric)
-        }
-    }
-
-    /// IPv6 default routes (`::/0`, up, not a reject route such as the kernel's
-    /// unreachable default on `lo`), from `/proc/net/ipv6_route`'s text.
-    static func defaultRoutes(ipv6 text: String) -> [DefaultRoute] {
-        text.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            // destination prefix source prefix next-hop metric refcount use flags interface
-            guard fields.count == 10, fields[0].allSatisfy({ $0 == "0" }), fields[1] == "00",
-                  let metric = UInt32(fields[5], radix: 16), let flags = UInt32(fields[8], radix: 16),
-                  flags & routeUp != 0, flags & routeReject == 0 else { return nil }
-            return DefaultRoute(interface: String(fields[9]), metric: metric)
-        }
     }
 
     static func kind(ofInterface name: String, sysClassNet: String = "/sys/class/net") -> NetworkKind {
@@ -58,20 +57,24 @@ enum SystemNetwork {
         if (ProcFS.read(directory + "/type") ?? "").split(separator: "\n").first == "1" { return .ethernet }
         return .other
     }
-
-    // RTF_UP and RTF_REJECT (<linux/route.h>, <linux/ipv6_route.h>).
-    private static let routeUp: UInt32 = 0x1
-    private static let routeReject: UInt32 = 0x200
 }
 
 /// What `voipctl network` set, field by field, over what the system says; a field not set
-/// follows the system.
-struct NetworkOverride: Equatable {
+/// follows the system (`voipctl network --expensive auto` and the like unset one).
+struct NetworkOverride: Codable, Equatable {
     var isAvailable: Bool?
     var kind: NetworkKind?
     var isExpensive: Bool?
 
-    func applied(to system: NetworkStatus) -> NetworkStatus {
-        NetworkStatus(isAvailable: isAvailable ?? system.isAvailable, kind: kind ?? system.kind, isExpensive: isExpensive ?? system.isExpensive)
+    /// The network as transfers see it. A kind set here and no `isExpensive` is expensive as
+    /// the configuration says of that kind, as the system's would be.
+    func applied(to system: NetworkStatus, expensiveKinds: Set<String>) -> NetworkStatus {
+        let expensive = isExpensive ?? (kind.map { expensiveKinds.contains($0.rawValue) } ?? system.isExpensive)
+        return NetworkStatus(isAvailable: isAvailable ?? system.isAvailable, kind: kind ?? system.kind, isExpensive: expensive)
+    }
+
+    /// The fields set, in the protocol's terms.
+    var fields: [NetworkSetting.Field] {
+        [(NetworkSetting.Field.expensive, isExpensive != nil), (.kind, kind != nil), (.available, isAvailable != nil)].filter(\.1).map(\.0)
     }
 }

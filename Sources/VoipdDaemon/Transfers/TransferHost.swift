@@ -31,15 +31,23 @@ final class TransferHost: TransferServiceHost {
     var systemNetwork = NetworkStatus()
     var networkOverride = NetworkOverride()
     /// The network as transfers see it.
-    var network: NetworkStatus { networkOverride.applied(to: systemNetwork) }
+    var network: NetworkStatus { networkOverride.applied(to: systemNetwork, expensiveKinds: expensiveNetworks) }
+    /// The network kinds that are expensive, as the configuration said at start: like the
+    /// rest of the service's settings, a reload keeps them.
+    let expensiveNetworks: Set<String>
     /// The kernel's word on power supplies and the network, in the loop's epoll set.
     let conditions: ConditionsWatch
+    /// Where ``powerOverride`` and ``networkOverride`` are kept (``saveOverrides()``).
+    private let overridesPath: String
 
-    init(configuration: TransferConfiguration, directory: String, loop: EventLoop, log: Logger, agentExecutable: String?) throws {
+    init(configuration: TransferConfiguration, directory: String, loop: EventLoop, log: Logger, agentExecutable: String?,
+         expensiveNetworks: Set<String>) throws {
         self.loop = loop
+        self.expensiveNetworks = expensiveNetworks
         logger = log
         let store = try TransferStore(directory: directory)
         accounts = TransferAccounts(path: directory + "/accounts.json")
+        overridesPath = directory + "/overrides.json"
         if let problem = accounts.load() { log.warning("transfers: \(problem)") }
         var problems: [String] = []
         conditions = ConditionsWatch(problems: &problems)
@@ -54,6 +62,52 @@ final class TransferHost: TransferServiceHost {
         let accounts = self.accounts
         launcher.credentials = { app in try accounts.credentials(of: app) }
         service = try TransferService(configuration: configuration, store: store, launcher: launcher, host: self)
+    }
+
+    /// Reads the system's network again (``SystemNetwork``).
+    func readSystemNetwork() {
+        systemNetwork = SystemNetwork.read(expensive: expensiveNetworks)
+    }
+
+    // MARK: - voipctl power and voipctl network
+
+    /// What `voipctl power` and `voipctl network` set, as kept beside the store: the
+    /// settings are the user's word on this device's power and network, which neither an
+    /// in-place upgrade nor a restart of voipd changes, so both keep them (as they keep the
+    /// tasks the settings hold back); a reboot drops them, for the device may come up on
+    /// another network and power supply. Hence the boot's id.
+    private struct StoredOverrides: Codable {
+        var bootID: String
+        var power: PowerSource?
+        var network: NetworkOverride
+    }
+
+    /// Takes the settings the last voipd of this boot kept; what to log about them, if anything.
+    func loadOverrides() -> String? {
+        guard let data = FileManager.default.contents(atPath: overridesPath) else { return nil }
+        let stored: StoredOverrides
+        do {
+            stored = try JSONDecoder().decode(StoredOverrides.self, from: data)
+        } catch {
+            return "cannot read \(overridesPath): \(error); the system's power and network are followed"
+        }
+        guard stored.bootID == ProcFS.bootID else {
+            return "the settings of voipctl power and voipctl network were for an earlier boot: the system's power and network are followed"
+        }
+        powerOverride = stored.power
+        networkOverride = stored.network
+        guard powerOverride != nil || networkOverride != NetworkOverride() else { return nil }
+        let fields = networkOverride.fields.map(\.rawValue)
+        return "kept from before voipd started: " + ((powerOverride.map { ["power \($0.rawValue)"] } ?? []) + (fields.isEmpty ? [] : ["network's \(fields.joined(separator: ", "))"])).joined(separator: "; ")
+    }
+
+    /// Keeps the settings for the next program (``loadOverrides()``), written whole and
+    /// renamed into place.
+    func saveOverrides() throws {
+        let stored = StoredOverrides(bootID: ProcFS.bootID ?? "", power: powerOverride, network: networkOverride)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(stored).write(to: URL(fileURLWithPath: overridesPath), options: .atomic)
     }
 
     // MARK: - TransferServiceHost

@@ -144,8 +144,28 @@ extension CgroupFreezer {
     /// The name of an instance's directory under `voipd` in the v1 freezer hierarchy: its
     /// control socket's path escaped as systemd escapes paths in unit names
     /// (`/run/voipd.sock` → `run-voipd.sock`), so that it is one path component and tells
-    /// whose it is.
+    /// whose it is. When that is longer than a file name may be (``longestInstanceName``;
+    /// every byte but the plain ones takes four), the name is as much of its start as fits,
+    /// then `~` and a digest of all of it: still one name per socket and the same in every
+    /// run. A name that fits is what it always was; a longer one used to be the escaped path
+    /// in full (cgroupfs, unlike other file systems, takes it), which
+    /// ``formerInstanceName(forSocket:)`` gives so that what such a voipd left is found.
     public static func instanceName(forSocket socketPath: String) -> String {
+        let name = escaped(socketPath)
+        return name.utf8.count <= longestInstanceName ? name : boundedInstanceName(name)
+    }
+
+    /// The name a voipd of before names were cut gave the socket's directory, when it is not
+    /// ``instanceName(forSocket:)``: the escaped path in full, past `NAME_MAX`. A voipd finds
+    /// the directory of that name as it finds one its instance left when it suspended
+    /// otherwise: what is frozen there and no one claims is thawed, and it goes once empty.
+    public static func formerInstanceName(forSocket socketPath: String) -> String? {
+        let name = escaped(socketPath)
+        return name.utf8.count <= longestInstanceName ? nil : name
+    }
+
+    /// The socket's path escaped as systemd escapes paths, in full.
+    private static func escaped(_ socketPath: String) -> String {
         let trimmed = socketPath.split(separator: "/", omittingEmptySubsequences: true)
         guard !trimmed.isEmpty else { return "-" }
         var name = ""
@@ -158,6 +178,26 @@ extension CgroupFreezer {
             }
         }
         return name
+    }
+
+    /// The longest name ``instanceName(forSocket:)`` gives: `NAME_MAX`, the longest a path
+    /// component may be (`mkdir` says `ENAMETOOLONG` past it).
+    public static let longestInstanceName = 255
+
+    /// An escaped path too long for a name: as much of its start as fits, never an escape cut
+    /// in two, then `~` and the 64-bit FNV-1a of the whole escaped path in 16 hex digits.
+    /// Escaping writes a `~` as `\x7e`: no name of a path that fits has one.
+    private static func boundedInstanceName(_ escaped: String) -> String {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in escaped.utf8 {
+            digest ^= UInt64(byte)
+            digest = digest &* 0x0000_0100_0000_01b3
+        }
+        let suffix = "~" + String(digest, radix: 16).leftPadded(to: 16)
+        var start = Array(escaped.utf8.prefix(longestInstanceName - suffix.utf8.count))
+        // An escape is `\xHH`: one whose backslash is among the last three bytes kept is cut.
+        if let backslash = start.suffix(3).lastIndex(of: UInt8(ascii: "\\")) { start.removeSubrange(backslash...) }
+        return String(decoding: start, as: UTF8.self) + suffix
     }
 
     private struct Problem: Error {
@@ -198,13 +238,34 @@ extension CgroupFreezer {
         return .success(CgroupFreezer(version: .v2, directory: directory, origin: .delegated))
     }
 
-    private static func legacy(instance: String, mounts: [CgroupMount], membership: CgroupMembership) -> Result<CgroupFreezer, Problem> {
+    /// Where ``detect(configuredDirectory:instance:)`` makes `instance`'s directory in the v1
+    /// freezer hierarchy (`voipd/INSTANCE` under voipd's own cgroup there), whether it exists
+    /// or not; nil when there is no freezer hierarchy here. A voipd that suspends otherwise
+    /// now (configured for signals, or given a v2 cgroup) finds there what an earlier one of
+    /// its instance left when it died.
+    public static func legacyDirectory(instance: String) -> String? {
+        guard let current = CgroupTables.current() else { return nil }
+        guard case .success(let own) = legacyLocation(instance: instance, mounts: current.mounts, membership: current.membership) else { return nil }
+        return joinPath(joinPath(own, "voipd"), instance)
+    }
+
+    /// voipd's own cgroup in the v1 freezer hierarchy, once `instance` is checked to be a path component.
+    private static func legacyLocation(instance: String, mounts: [CgroupMount], membership: CgroupMembership) -> Result<String, Problem> {
         guard let path = membership.legacy["freezer"] else { return .failure(Problem(reason: "no freezer hierarchy")) }
         guard let mount = mounts.first(where: { $0.isV1Freezer && $0.directory(of: path) != nil }), let own = mount.directory(of: path) else {
             return .failure(Problem(reason: "the freezer hierarchy is not mounted here"))
         }
         guard !instance.isEmpty, !instance.contains("/"), instance != ".", instance != ".." else {
             return .failure(Problem(reason: "instance name \"\(instance)\" is not a path component"))
+        }
+        return .success(own)
+    }
+
+    private static func legacy(instance: String, mounts: [CgroupMount], membership: CgroupMembership) -> Result<CgroupFreezer, Problem> {
+        let own: String
+        switch legacyLocation(instance: instance, mounts: mounts, membership: membership) {
+        case .success(let found): own = found
+        case .failure(let problem): return .failure(problem)
         }
         var directory = own
         for component in ["voipd", instance] {

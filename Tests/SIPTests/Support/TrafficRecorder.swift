@@ -46,6 +46,30 @@ final class TrafficRecorder: @unchecked Sendable {
     }
 }
 
+extension TrafficRecorder {
+    /// What the registrar sent (`matching`) after it took the first message matching
+    /// `taken`, if anything within `window` of now: what a timer that `taken` stopped must not
+    /// send. Its own record orders the two, so a retransmission it sent before, which a slow
+    /// peer (under ThreadSanitizer, on a busy machine) reads only later, is no fault.
+    func sent(after what: String, within window: Duration, taken: @escaping (SIPMessage) -> Bool,
+              _ matching: @escaping (SIPMessage) -> Bool) throws -> SIPMessage? {
+        let takenAt = { (events: [SIPTrafficEvent]) in
+            events.firstIndex { if case .received(let message) = $0.kind { taken(message) } else { false } }
+        }
+        try waitUntil(what) { takenAt($0) != nil }
+        var found: SIPMessage?
+        do {
+            try waitUntil("something sent after \(what)", timeout: window) { events in
+                found = events[takenAt(events)!...].lazy.compactMap { event -> SIPMessage? in
+                    if case .sent(let message) = event.kind, matching(message) { message } else { nil }
+                }.first
+                return found != nil
+            }
+        } catch is TestFailure {}
+        return found
+    }
+}
+
 extension SIPTrafficEvent {
     var isConnectionClosed: Bool {
         if case .connectionClosed = kind { true } else { false }

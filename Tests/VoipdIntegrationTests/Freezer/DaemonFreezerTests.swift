@@ -1,4 +1,5 @@
 import CVoipd
+import Foundation
 import Glibc
 import Testing
 import VoipClient
@@ -83,6 +84,58 @@ struct DaemonFreezerTests {
     @Test("suspension auto where voipd's cgroup v2 is not delegated (a hybrid machine, voipd outside systemd): the cgroup v1 freezer, in a directory of this voipd's own, removed as voipd stops",
           .enabled(if: ScratchCgroup.availableOrCI(.v1) && ScratchCgroup.availableOrCI(.v2), "needs root, cgroup2 and a mounted cgroup v1 freezer hierarchy"))
     func autoFallsBackToV1() throws {
+        try autoFallsBackToV1(socketName: "voipd.sock")
+    }
+
+    @Test("the same with a control socket whose path, escaped, is longer than a file name (each dash takes four bytes): the v1 freezer still, in a directory whose name fits, not SIGSTOP after a failed mkdir",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1) && ScratchCgroup.availableOrCI(.v2), "needs root, cgroup2 and a mounted cgroup v1 freezer hierarchy"))
+    func autoFallsBackToV1WithALongSocketPath() throws {
+        try autoFallsBackToV1(socketName: Self.longSocketName)
+    }
+
+    /// /tmp/voipd-test.XXXXXX/ and this: a socket's longest path (107 bytes), 346 escaped.
+    static let longSocketName = String(repeating: "-", count: 79) + ".sock"
+
+    @Test("a voipd whose instance name is cut finds the directory a voipd of before the cut made under the whole escaped path (cgroupfs takes names past 255 bytes): a process left frozen in an app cgroup there is thawed at start, an empty app cgroup removed",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1) && ScratchCgroup.availableOrCI(.v2), "needs root, cgroup2 and a mounted cgroup v1 freezer hierarchy"))
+    func formerInstanceDirectory() throws {
+        let tables = try #require(CgroupTables.current())
+        let freezerPath = try #require(tables.membership.legacy["freezer"])
+        let own = try #require(tables.mounts.first { $0.isV1Freezer && $0.directory(of: freezerPath) != nil }?.directory(of: freezerPath))
+        var former = ""
+        var sleeper: TestProcess?
+        defer {
+            // A frozen v1 task dies only once thawed.
+            if !former.isEmpty { _ = try? AppCgroup(path: former + "/app-old", version: .v1).thaw() }
+            sleeper?.stop()
+            for path in [former + "/app-old", former + "/app-gone", former, own + "/voipd"] where !former.isEmpty { rmdir(path) }
+        }
+        let configuration = try makeTemporaryDirectory("voipd-freezer-config")
+        defer { removeTree(configuration) }
+        // What a voipd of before the cut left: its directory under the whole name, an app's
+        // cgroup there with a process frozen in it, and another app's, empty.
+        let harness = try DaemonHarness(arguments: ["--config", try Self.configuration(#"{"suspension": "auto"}"#, in: configuration, named: "auto.json")],
+                                        socketName: Self.longSocketName, prepare: { socketPath in
+            former = own + "/voipd/" + (try #require(CgroupFreezer.formerInstanceName(forSocket: socketPath)))
+            for path in [own + "/voipd", former, former + "/app-old", former + "/app-gone"] {
+                guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw Errno.current("mkdir(\(path))") }
+            }
+            let cgroup = try AppCgroup(path: former + "/app-old", version: .v1)
+            let target = try cgroup.spawnTarget()
+            sleeper = try TestProcess(["/bin/sleep", "1000"]) { $0.cgroup = target }
+            try cgroup.freeze()
+            _ = try waitUntilFrozen(cgroup)
+        })
+        defer { harness.stop() }
+        #expect(former.utf8.count - own.utf8.count > 255 + 7, "the name of before is past NAME_MAX")
+        #expect(harness.log.contains("cgroup \(former)/app-old has processes voipd does not know: thawed, left alone"), "\(harness.log)")
+        #expect(!Self.frozen(former + "/app-old", .v1))
+        #expect(access(former + "/app-gone", F_OK) != 0, "the empty app cgroup is removed")
+        let name = CgroupFreezer.instanceName(forSocket: harness.socketPath)
+        #expect(harness.log.contains("cgroup v1 freezer in \(own)/voipd/\(name) (legacyHierarchy)"), "its own directory is the cut name's")
+    }
+
+    func autoFallsBackToV1(socketName: String) throws {
         let tables = try #require(CgroupTables.current())
         if let unified = tables.membership.unified, let mount = tables.mounts.first(where: { $0.version == .v2 && $0.directory(of: unified) != nil }),
            let own = mount.directory(of: unified), getxattr(own, "user.delegate", nil, 0) > 0 {
@@ -94,8 +147,11 @@ struct DaemonFreezerTests {
         let own = try #require(tables.mounts.first { $0.isV1Freezer && $0.directory(of: freezerPath) != nil }?.directory(of: freezerPath))
         let directory = try makeTemporaryDirectory("voipd-freezer-config")
         defer { removeTree(directory) }
-        let harness = try DaemonHarness(arguments: ["--config", try Self.configuration(#"{"suspension": "auto"}"#, in: directory, named: "auto.json")])
-        let instance = own + "/voipd/" + CgroupFreezer.instanceName(forSocket: harness.socketPath)
+        let harness = try DaemonHarness(arguments: ["--config", try Self.configuration(#"{"suspension": "auto"}"#, in: directory, named: "auto.json")],
+                                        socketName: socketName)
+        let name = CgroupFreezer.instanceName(forSocket: harness.socketPath)
+        #expect(name.utf8.count <= 255)
+        let instance = own + "/voipd/" + name
         let cgroup = instance + "/app-phone"
         defer {
             harness.stop()
@@ -156,11 +212,20 @@ struct DaemonFreezerTests {
             try waitForText("populating", in: output)
             let cgroup = scratch.path + "/voipd/app-populate"
 
-            _ = try harness.control.command(.background, "populate")
-            try harness.waitForState("populate", .suspended)
-            #expect(Self.frozen(cgroup), "voipd says suspended once the kernel says frozen")
-            #expect(harness.log.contains("populate: freeze not done after \(FreezeConfirmation.v2Rereads) looks; waiting for the kernel's notification"),
-                    "the freeze was confirmed before the re-reads ended: the notification was not what confirmed it\n\(harness.log.suffix(3000))")
+            // The thread freezes as its madvise returns, which voipd's ~13 ms of re-reads catch
+            // in about one round of six on a quiet machine (a populate takes ~75 ms there): such
+            // a round says nothing of the notification, so it is thawed and tried again.
+            let waiting = "populate: freeze not done after \(FreezeConfirmation.v2Rereads) looks; waiting for the kernel's notification"
+            for round in 1...12 {
+                _ = try harness.control.command(.background, "populate")
+                try harness.waitForState("populate", .suspended)
+                #expect(Self.frozen(cgroup), "voipd says suspended once the kernel says frozen (round \(round))")
+                if harness.log.contains(waiting) { break }
+                try harness.control.command(.foreground, "populate")
+                try harness.waitForState("populate", .active)
+            }
+            #expect(harness.log.contains(waiting),
+                    "every freeze of 12 was confirmed before the re-reads ended: the notification was never what confirmed one\n\(harness.log.suffix(3000))")
         }
     }
 
@@ -200,11 +265,22 @@ struct DaemonFreezerTests {
         let cgroup: String
         /// voipd's arguments besides the rig's (its configuration).
         let arguments: [String]
+
+        /// Kills voipd (nothing thaws the app), once the service manager's store has the
+        /// app's process if the test passes the store to the next voipd.
+        func crash(_ rig: ServiceRig, withStore: Bool) throws {
+            if withStore {
+                try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
+            }
+            try RestartRecoveryTests.crash(voipd)
+        }
     }
 
     /// Runs `body` with a rig and its ``FrozenApp``; everything is torn down after it, voipd's log is shown
-    /// if it throws, and the test fails if a cgroup is left behind.
-    static func withFrozenApp(_ body: (ServiceRig, FrozenApp) throws -> Void) throws {
+    /// if it throws, and the test fails if a cgroup is left behind. voipd gets `extraArguments`
+    /// too; `prepare` runs with the app before it is frozen.
+    static func withFrozenApp(extraArguments: [String] = [], prepare: (TestAppHandle) throws -> Void = { _ in },
+                              _ body: (ServiceRig, FrozenApp) throws -> Void) throws {
         let scratch = try ScratchCgroup(.v2)
         let rig = try ServiceRig()
         defer {
@@ -212,12 +288,13 @@ struct DaemonFreezerTests {
             #expect(scratch.tearDown() == [], "cgroups left behind")
         }
         do {
-            let arguments = ["--config", try freezerConfiguration(in: rig.directory, scratch)]
+            let arguments = ["--config", try freezerConfiguration(in: rig.directory, scratch)] + extraArguments
             let peer = try TCPPeer()
             let voipd = try RestartRecoveryTests.start(rig, arguments: arguments)
             let (control, follower) = try RestartRecoveryTests.controls(rig)
             let (app, remotes) = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: peer)
             try rig.manager.expect("FDSTORE=1 of phone/sip", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/sip" }
+            try prepare(app)
             try RestartRecoveryTests.suspend("phone", control, follower)
             let cgroup = scratch.path + "/voipd/app-phone"
             try waitUntil("the app's cgroup is frozen") { frozen(cgroup) }
@@ -228,21 +305,31 @@ struct DaemonFreezerTests {
         }
     }
 
-    @Test("voipd killed while an app is frozen: the next voipd, with the state file alone (no copy of the app's socket), finds the app in its cgroup, thaws it, suspends it again by the freezer, and thaws it when it stops",
+    @Test("voipd killed while an app is frozen, and the app's socket not to be found again (the state file names an inode the app does not hold): the next voipd thaws the app, which connects again and registers its socket; it is suspended again by the freezer, and thawed when voipd stops",
           .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
-    func crashWithFrozenApp() throws {
+    func crashThawsFrozenAppWithoutItsSocket() throws {
         try Self.withFrozenApp { rig, frozen in
             let (app, cgroup) = (frozen.app, frozen.cgroup)
             // voipd dies: nothing thaws the app, and data arrives for it meanwhile.
             try RestartRecoveryTests.crash(frozen.voipd)
             #expect(Self.frozen(cgroup), "left frozen by the crash")
             try frozen.remote.write("INVITE while voipd was away")
+            // As if the app had given voipd its only descriptor of the socket.
+            let statePath = rig.directory + "/voipd.state"
+            var state = try PlantedStateFile.read(statePath)
+            var apps = try #require(state["apps"] as? [[String: Any]])
+            let index = try #require(apps.firstIndex { $0["name"] as? String == "phone" })
+            apps[index]["sockets"] = [["name": "sip", "kind": "tcp", "origin": "registered", "inode": 1]]
+            state["apps"] = apps
+            try PlantedStateFile.write(try JSONSerialization.data(withJSONObject: state), to: statePath)
 
             let second = try RestartRecoveryTests.start(rig, arguments: frozen.arguments)
+            #expect(rig.log.contains("phone: pid \(app.pid) was left suspended, but voipd could not get back its VoIP sockets sip: resumed, to register them again"), "\(rig.log)")
             #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
             try app.expect(.disconnected)
             let back = try app.expect(\.reconnection)
             #expect(back.pid == app.pid, "the same process, not a relaunch")
+            #expect(back.registered == ["sip"])
             #expect(try app.expectRead("sip") == .data("INVITE while voipd was away"))
             let (control, follower) = try RestartRecoveryTests.controls(rig)
             #expect(try control.app("phone").suspension == "cgroup v2 freezer")
@@ -256,17 +343,16 @@ struct DaemonFreezerTests {
         }
     }
 
-    @Test("voipd killed while an app is frozen, its held socket in the service manager's store: the next voipd keeps the app frozen (none of its threads runs across the restart), and data wakes it then; it connects again, reads, and is frozen again",
-          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"))
-    func restartKeepsFrozenApp() throws {
+    @Test("voipd killed while an app is frozen: the next voipd gets its held socket back (from the service manager's store, or, with the state file alone, copied from the app by its inode) and keeps the app frozen (none of its threads runs across the restart); data wakes it then; it connects again, finds its own socket held, reads, and is frozen again",
+          .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"), arguments: [true, false])
+    func restartKeepsFrozenApp(withStore: Bool) throws {
         try Self.withFrozenApp { rig, frozen in
             let (app, cgroup) = (frozen.app, frozen.cgroup)
-            try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
             let ranBefore = cpuNanoseconds(ofCgroup: cgroup)
-
-            try RestartRecoveryTests.crash(frozen.voipd)
-            let second = try RestartRecoveryTests.start(rig, passing: rig.manager.store.map { ($0.name, $0.descriptor.rawValue) },
-                                                        arguments: frozen.arguments)
+            try frozen.crash(rig, withStore: withStore)
+            let stored = withStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
+            let second = try RestartRecoveryTests.start(rig, passing: stored, arguments: frozen.arguments)
+            #expect(rig.log.contains("phone: holding VoIP sockets sip again, copied from its processes") == !withStore, "\(rig.log)")
             #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started, frozen in \(cgroup): kept frozen; its 1 held sockets wake it"),
                     "\(rig.log)")
             let (control, follower) = try RestartRecoveryTests.controls(rig)
@@ -278,8 +364,11 @@ struct DaemonFreezerTests {
             // Data wakes it: it finds voipd gone, connects to the new one, and is told.
             try frozen.remote.write("INVITE after the restart")
             try app.expect(.disconnected)
-            #expect(try app.expect(\.reconnection).pid == app.pid, "the same process, not a relaunch")
+            let back = try app.expect(\.reconnection)
+            #expect(back.pid == app.pid, "the same process, not a relaunch")
+            #expect(back.registered == ["sip"] && back.restored == [], "its own socket, held again: \(back)")
             #expect(try app.expectRead("sip") == .data("INVITE after the restart"))
+            #expect(rig.log.components(separatedBy: "phone: holding VoIP socket sip (tcp)\n").count == 2, "registered once, with the first voipd\n\(rig.log)")
             try control.waitUntil("phone", is: .suspended, follower: follower)
             try waitUntil("the app's cgroup is frozen again") { Self.frozen(cgroup) }
             #expect(try control.app("phone").launches == 0, "taken back, never launched by this voipd")
@@ -289,32 +378,31 @@ struct DaemonFreezerTests {
         }
     }
 
-    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup thaws the app there (found by the state file alone, or by the fd store without its socket); it keeps its cgroup; nothing stays frozen",
+    @Test("voipd killed while an app is frozen, started again configured for signals: the state file's record of the cgroup is where the app is kept frozen (found by the state file alone, or by the fd store's process with the state file's list of sockets); data thaws it there; it keeps its cgroup and is frozen there again; nothing stays frozen",
           .enabled(if: ScratchCgroup.availableOrCI(.v2), "needs root and a cgroup2 mount"), arguments: [false, true])
-    func restartForSignalsThawsByRecord(withStore: Bool) throws {
+    func restartForSignalsKeepsFrozenByRecord(withStore: Bool) throws {
         try Self.withFrozenApp { rig, frozen in
             let (app, cgroup) = (frozen.app, frozen.cgroup)
-            if withStore {
-                try rig.manager.expect("FDSTORE=1 of phone/#process", context: rig.log) { $0.has("FDSTORE=1") && $0["FDNAME"] == "phone/#process" }
-            }
-            try RestartRecoveryTests.crash(frozen.voipd)
+            try frozen.crash(rig, withStore: withStore)
 
             // The new voipd has no freezer of its own: only the record says where the app is
-            // frozen. The store's record and process only: with its socket back too the app
-            // would be kept frozen (restartKeepsFrozenApp), and this is about the thaw.
+            // frozen. The store's record and process only: the socket is copied from the app.
             let signals = try Self.configuration(#"{"suspension": "signal"}"#, in: rig.directory, named: "signals.json")
             let stored = withStore ? rig.manager.store.filter { $0.name.hasSuffix("/#process") || $0.name.hasSuffix("/#record") }
                 .map { ($0.name, $0.descriptor.rawValue) } : []
             let second = try RestartRecoveryTests.start(rig, passing: stored, arguments: ["--config", signals])
             #expect(rig.log.contains("suspension by SIGSTOP"), "\(rig.log)")
-            #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
-            #expect(!Self.frozen(cgroup), "thawed by the record")
-            try app.expect(.disconnected)
-            #expect(try app.expect(\.reconnection).pid == app.pid, "the same process")
+            #expect(rig.log.contains("phone: pid \(app.pid) still running from before voipd started, frozen in \(cgroup): kept frozen; its 1 held sockets wake it"), "\(rig.log)")
+            #expect(Self.frozen(cgroup), "kept frozen by the record")
             let (control, follower) = try RestartRecoveryTests.controls(rig)
             #expect(try control.app("phone").suspension == "cgroup v2 freezer", "an app keeps the backend it was started with")
+
+            try frozen.remote.write("INVITE after the restart")
+            try app.expect(.disconnected)
+            #expect(try app.expect(\.reconnection).pid == app.pid, "the same process")
+            #expect(try app.expectRead("sip") == .data("INVITE after the restart"))
             try control.waitUntil("phone", is: .suspended, follower: follower)
-            #expect(Self.frozen(cgroup), "frozen again in its cgroup")
+            try waitUntil("the app's cgroup is frozen again") { Self.frozen(cgroup) }
             #expect(try rig.terminate(second) == .exited(0))
             #expect(!Self.frozen(cgroup), "thawed as voipd stops")
         }

@@ -124,6 +124,21 @@ struct FreezerDetectionTests {
         #expect(!CgroupFreezer.instanceName(forSocket: "/x/../y").contains("/"))
     }
 
+    @Test("an instance name never exceeds a file name's 255 bytes: a long socket path's is its escaped start, ~ and a digest of the whole (one name per socket, the same in every run); one that fits is as before")
+    func longInstanceNames() {
+        let dashes = String(repeating: "-", count: 80)
+        let long = CgroupFreezer.instanceName(forSocket: "/run/user/100/\(dashes)/voipd.sock")
+        // The escaped path is 345 bytes; the cut falls inside an escape, which goes whole.
+        #expect(long == "run-user-100-" + String(repeating: "\\x2d", count: 56) + "~449a84a46b4d9066")
+        #expect(long.utf8.count <= 255)
+        #expect(CgroupFreezer.instanceName(forSocket: "//run/user//100/\(dashes)/voipd.sock/") == long, "the same socket, written otherwise")
+        let other = CgroupFreezer.instanceName(forSocket: "/run/user/100/\(dashes)/voipd.sack")
+        #expect(other != long && other.hasPrefix("run-user-100-\\x2d") && other.utf8.count <= 255, "the end of the path tells them apart")
+        let fits = "/r/" + String(repeating: "-", count: 62)
+        #expect(CgroupFreezer.instanceName(forSocket: fits) == "r-" + String(repeating: "\\x2d", count: 62), "250 bytes: escaped as before")
+        #expect(!CgroupFreezer.instanceName(forSocket: "/run/a~b").contains("~"), "a ~ of a short path is escaped")
+    }
+
     @Test("a configured directory is made if missing, in whichever hierarchy holds it",
           .enabled(if: ScratchCgroup.availableOrCI(.v2) && ScratchCgroup.availableOrCI(.v1), "needs root, cgroup2 and a cgroup v1 freezer mount"))
     func configured() throws {

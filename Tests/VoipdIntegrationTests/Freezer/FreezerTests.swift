@@ -97,7 +97,10 @@ struct FreezerTests {
         #expect(waitReadable(app.process.descriptor.rawValue, Deadline(.seconds(10))), "the app did not die")
         #expect(try app.process.waitForExit() == .killed(signal: SIGKILL, coreDumped: false))
         try waitUntilEmpty(cgroup)
-        #expect(ProcFS.state(of: app.childPID) == nil || ProcFS.state(of: app.childPID) == "Z", "the child survived")
+        // Looked at once: init reaps the orphaned child when it likes, so a second look can
+        // find no process where the first found a zombie.
+        let child = ProcFS.state(of: app.childPID)
+        #expect(child == nil || child == "Z", "the child survived: \(child.map { String($0) } ?? "gone")")
         try cgroup.remove()
         #expect(try freezer.appsWithCgroups() == [])
     }

@@ -37,7 +37,14 @@ struct StopWitnessTests {
         // From another process, as a shell's `kill -CONT` would.
         #expect(try runToEnd(["/bin/kill", "-CONT", "\(pid)"]) == .exited(0))
         try waitUntil("pid \(pid) is no longer stopped") { ProcFS.state(of: pid) != "T" }
-        #expect(witness.check() == .resumed(state: ProcFS.state(of: pid)!))
+        // The state inside the report is whatever /proc said at that moment: the resumed sleeper
+        // goes from R to S on its own, so only the kind of report is compared.
+        let afterContinue = witness.check()
+        guard case .resumed(let state) = afterContinue else {
+            Issue.record("after a stray SIGCONT the witness says \(afterContinue)")
+            return
+        }
+        #expect(state != "T")
 
         try stop(sleeper)
         #expect(witness.check() == .ranAndStoppedAgain)

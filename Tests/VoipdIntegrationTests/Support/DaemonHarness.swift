@@ -24,11 +24,13 @@ final class DaemonHarness {
     private var peers: [TCPPeer] = []
 
     /// `adjust` changes how voipd itself is started (descriptors it inherits, its groups,
-    /// limits or umask).
-    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = [],
-         adjust: (inout SpawnRequest) -> Void = { _ in }) throws {
+    /// limits or umask). `socketName`: the control socket's name in the harness's directory;
+    /// `prepare` is given its path before voipd starts (to plant what an earlier voipd left).
+    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = [], socketName: String = "voipd.sock",
+         adjust: (inout SpawnRequest) -> Void = { _ in }, prepare: (_ socketPath: String) throws -> Void = { _ in }) throws {
         directory = try makeTemporaryDirectory("voipd-test")
-        socketPath = directory + "/voipd.sock"
+        socketPath = directory + "/" + socketName
+        try prepare(socketPath)
         logPath = directory + "/voipd.log"
         notify = try Socket.make(domain: AF_UNIX, type: Socket.datagramType, nonBlocking: true)
         try bindDatagram(notify, path: directory + "/notify.sock")
@@ -89,9 +91,7 @@ final class DaemonHarness {
                                  peer: TCPPeer? = nil) throws -> (app: TestAppHandle, remote: PeerConnection) {
         let peer = try peer ?? makePeer()
         let app = try launchTestApp(name, arguments, relaunchOnData: relaunchOnData)
-        try app.send(.register(socket: "sip", address: peer.address))
-        let remote = try peer.accept()
-        try app.expect(.registered(socket: "sip"))
+        let remote = try app.registerVoIPSocket("sip", connectedTo: peer)
         return (app, remote)
     }
 

@@ -87,3 +87,11 @@ func cpuNanoseconds(ofCgroup cgroup: String) -> UInt64 {
         total + (ProcFS.read("/proc/\(tid)/schedstat")?.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
     }
 }
+
+/// The CPU time every thread of a process has had, in nanoseconds (the first field of each
+/// /proc/PID/task/TID/schedstat). A stopped process's stays the same: none of its threads runs.
+func cpuNanoseconds(ofProcess pid: pid_t) -> UInt64 {
+    directoryEntries("/proc/\(pid)/task").reduce(0) { total, task in
+        total + (ProcFS.read("/proc/\(pid)/task/\(task.name)/schedstat")?.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
+    }
+}

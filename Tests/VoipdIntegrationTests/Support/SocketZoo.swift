@@ -64,6 +64,15 @@ final class SocketZoo {
 
     func entry(_ name: String) -> Entry { sockets.first { $0.name == name }! }
 
+    /// Waits until the zoo's socket `name` is readable (seen through a copy of it): loopback
+    /// may finish delivering a connection, bytes or a datagram after the sender's call has
+    /// returned (its receive side runs in ksoftirqd on a busy machine).
+    func waitUntilReadable(_ name: String) throws {
+        let entry = entry(name)
+        let copy = try PidFd(pid: entry.pid).duplicateDescriptor(entry.fd)
+        guard waitReadable(copy.rawValue, Deadline(.seconds(10))) else { throw TimedOut(description: "nothing arrived on the zoo's \(name)") }
+    }
+
     /// Closes its standard input (it exits and kills its child), then makes sure by SIGKILL.
     func stop() {
         input = nil

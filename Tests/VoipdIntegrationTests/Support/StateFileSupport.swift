@@ -31,6 +31,15 @@ enum PlantedStateFile {
         _ = try valueOrErrno("chown") { chown(path, owner, owner) }
     }
 
+    /// A voipd of `rig`'s started with a state directory of its own (`state` in the rig's),
+    /// where a file of `apps` was planted first (root's, mode 0600); returns it and the directory.
+    static func startVoipd(_ rig: ServiceRig, with apps: [[String: Any]]) throws -> (voipd: TestProcess, directory: String) {
+        let directory = rig.directory + "/state"
+        mkdir(directory, 0o700)
+        try write(try document(apps), to: directory + "/voipd.state")
+        return (try RestartRecoveryTests.start(rig, arguments: ["--state-directory", directory]), directory)
+    }
+
     /// The state file voipd wrote, as JSON.
     static func read(_ path: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])

@@ -3,6 +3,7 @@ import Glibc
 import TestAppMessages
 import VoipClient
 import VoipdSystem
+import VoipdVocabulary
 
 /// Where test apps report: a Unix stream socket the test listens on.
 final class ReportServer {
@@ -106,6 +107,16 @@ final class TestAppHandle {
         }
     }
 
+    /// Has the app connect to `peer` and register that connection as its VoIP socket `name`;
+    /// the peer's end, once voipd has confirmed the registration to the app.
+    @discardableResult
+    func registerVoIPSocket(_ name: String, connectedTo peer: TCPPeer) throws -> PeerConnection {
+        try send(.register(socket: name, address: peer.address))
+        let remote = try peer.accept()
+        try expect(.registered(socket: name))
+        return remote
+    }
+
     /// Whether an event of `kind` was reported at any time.
     func received(_ kind: AppEventKind) -> Bool {
         history.contains { $0.event?.kind == kind }
@@ -153,6 +164,17 @@ final class PeerConnection {
     init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
 
     func write(_ text: String) throws { try descriptor.writeAll(Array(text.utf8)) }
+
+    /// Waits until the app's end has acknowledged every byte written here (`SIOCOUTQ` is 0).
+    /// On loopback a `write` can return before its bytes reach the other socket: the
+    /// loopback device's receive side may run later (in ksoftirqd, on a busy machine). The
+    /// receiving socket acknowledges only after it has queued them and woken its watchers
+    /// (epoll sets, nested ones too), so after this they are ready for anyone watching it.
+    func waitUntilAcknowledged() throws {
+        try waitUntil("the far end acknowledged every byte") {
+            try NetworkSocket.describing(descriptor, transport: .tcp, inode: 0)?.sendQueue == 0
+        }
+    }
 
     /// What arrives within the timeout as text ("" at end of file, nil when nothing came).
     func read(timeout: Duration = .seconds(20)) throws -> String? {

@@ -36,11 +36,17 @@ enum LifecycleMatrix {
             terminated: launched(from: .terminated, to: .background)),
         // A process an earlier voipd left frozen, supervised again as it is: suspended, its
         // sockets armed, no launch counted.
-        row(.takenBackSuspended(reason: "found frozen"),
+        row(.takenBackSuspended(reason: "found frozen", keepAlive: nil),
             notRunning: .to(.suspended, [.transition(.notRunning, .suspended), .arm, .start(.hibernate)]),
             active: .rejected, inactive: .rejected, background: .rejected,
             suspending: .rejected, suspended: .rejected,
             terminated: .to(.suspended, [.transition(.terminated, .suspended), .arm, .start(.hibernate)])),
+        // With the keep-alive the dead voipd recorded for it: its timer runs again.
+        row(.takenBackSuspended(reason: "found frozen", keepAlive: RecordedKeepAlive(interval: .seconds(600), due: nil)),
+            notRunning: .to(.suspended, [.transition(.notRunning, .suspended), .arm, .start(.hibernate), .start(.keepAlive)]),
+            active: .rejected, inactive: .rejected, background: .rejected,
+            suspending: .rejected, suspended: .rejected,
+            terminated: .to(.suspended, [.transition(.terminated, .suspended), .arm, .start(.hibernate), .start(.keepAlive)])),
         // A process that is running was not the one that failed to start.
         row(.launchFailed("no such file"),
             notRunning: Cell.to(.terminated, [.transition(.notRunning, .terminated)]).recording(.launchFailed),
@@ -57,6 +63,17 @@ enum LifecycleMatrix {
             notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
             suspending: .to(.suspended, [.arm, .transition(.background, .suspended), .start(.hibernate)]),
             suspended: .nothing, terminated: .nothing),
+        // A stop that failed (or a suspended app found running could not be stopped again): the
+        // app runs on and cannot be suspended; it is continued, its sockets its own again, and
+        // ended as an app that exits on suspend is.
+        row(.stopFailed("kill(-42, SIGSTOP): Operation not permitted"),
+            notRunning: .nothing, active: .nothing, inactive: .nothing, background: .nothing,
+            suspending: Cell.to(.background, [.resume, .disarm, .start(.exitGrace), .deliver(.willTerminate), .start(.acknowledgement)])
+                .unconnected(.to(.background, [.resume, .disarm, .requestExit, .start(.exitGrace)])),
+            suspended: Cell.to(.background, [.resume, .disarm, .transition(.suspended, .background), .start(.exitGrace),
+                                             .deliver(.willTerminate), .start(.acknowledgement)])
+                .unconnected(.to(.background, [.resume, .disarm, .transition(.suspended, .background), .requestExit, .start(.exitGrace)])),
+            terminated: .nothing),
     ] + [
         (ProcessEnd.exited(code: 0), TerminationReason.Code.exited),
         (.signaled(signal: 11, name: "SIGSEGV"), .crashed),

@@ -43,6 +43,20 @@ struct TerminationTests {
         #expect(driver.feed(.timerFired(.exitGrace), after: .seconds(5)).steps == [.kill(.exitsOnSuspend)])
     }
 
+    @Test("a stop that fails: the app is continued and ended as one that exits on suspend (suspendFailed); data on its held socket relaunches it")
+    func stopFailed() {
+        var driver = Driver.at(.suspending)
+        let failed = driver.feed(.stopFailed("kill(-42, SIGSTOP): Operation not permitted"))
+        #expect(failed.steps == [.resume, .disarm, .start(.exitGrace), .deliver(.willTerminate), .start(.acknowledgement)])
+        #expect(driver.phase == .background)
+        #expect(driver.feed(.stopConfirmed).steps == [], "no stop is awaited any more")
+        #expect(driver.feed(.backgroundRequested).isRejected, "terminating")
+        #expect(driver.acknowledge(.willTerminate).steps == [.kill(.suspendFailed)])
+        driver.feed(.processExited(.signaled(signal: 9, name: "SIGKILL")))
+        #expect(driver.app.terminationReason?.code == .suspendFailed)
+        #expect(driver.feed(.socketReady(sipData)).steps.contains(.launch(inBackground: true)), "not ended by choice")
+    }
+
     @Test("terminating a running app: willTerminate, then the kill on its acknowledgement")
     func terminateRunning() {
         var driver = Driver.at(.active)

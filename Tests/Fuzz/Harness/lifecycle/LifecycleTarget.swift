@@ -87,7 +87,13 @@ struct LifecycleRun {
         // the same turn of its loop: then the input may come first, with the timer overdue.
         advance(by: Self.delays[Int(timing & 0x0f) % Self.delays.count], firingTimers: timing & 0x80 == 0)
         switch choice % 32 {
-        case 0 where argument & 0x80 != 0: feed(.takenBackSuspended(reason: "fuzz"))
+        case 0 where argument & 0x80 != 0:
+            // With or without the keep-alive the dead voipd recorded: due ahead, passed, or not known.
+            let delay = Self.delays[Int(argument >> 2 & 0x0f) % Self.delays.count]
+            let due: [MonotonicInstant?] = [nil, now + delay, .origin + (now.sinceOrigin - min(delay, now.sinceOrigin)), nil]
+            let keepAlive = argument & 0x40 == 0 ? nil
+                : RecordedKeepAlive(interval: Self.delays[Int(argument) % Self.delays.count], due: due[Int(argument & 0x03)])
+            feed(.takenBackSuspended(reason: "fuzz", keepAlive: keepAlive))
         case 0: feed(.launched(inBackground: argument & 1 == 1, reason: "fuzz"))
         case 1: feed(.launchFailed("fuzz"))
         case 2: feed(.connected)
@@ -98,6 +104,7 @@ struct LifecycleRun {
         case 7: feed(.interruptionEnded)
         case 8: feed(.acknowledged(eventID: app.inFlight?.id ?? UInt64(argument)))
         case 9: feed(.acknowledged(eventID: UInt64(argument)))
+        case 10 where argument & 0x80 != 0: feed(.stopFailed("fuzz"))
         case 10: feed(.stopConfirmed)
         case 11:
             let readiness = SocketReadiness(name: Self.socketNames[Int(argument) % Self.socketNames.count],
@@ -149,7 +156,7 @@ struct LifecycleRun {
         case .interruptionBegan: [6]
         case .interruptionEnded: [7]
         case .acknowledged: [8, 9]
-        case .stopConfirmed: [10]
+        case .stopConfirmed, .stopFailed: [10]
         case .socketReady: [11]
         case .processExited: [12]
         case .beginBackgroundTask: [13]
