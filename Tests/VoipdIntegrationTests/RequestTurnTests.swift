@@ -38,6 +38,10 @@ struct RequestTurnTests {
         // The server, on a thread of its own, touches no descriptor of the test's after the
         // accept: it returns when the client's connection closes.
         let server = Thread {
+            // The listener does not block: the thread may run before the client connects,
+            // so it waits for the connection (with a deadline) before accepting it.
+            var ready = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 30_000) == 1 else { return }
             let connection = accept(listening, nil, nil)
             guard connection >= 0 else { return }
             defer { close(connection) }
