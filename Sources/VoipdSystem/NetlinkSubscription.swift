@@ -86,7 +86,7 @@ public struct NetlinkSubscription: ~Copyable {
                 let error = Errno.current("recvfrom(AF_NETLINK)")
                 if error == .wouldBlock { break }
                 if error == .interrupted { continue }
-                if error.rawValue == ENOBUFS {
+                if error == .noBufferSpace {
                     received.overflowed = true
                     continue
                 }

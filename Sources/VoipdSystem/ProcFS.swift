@@ -68,14 +68,8 @@ public enum ProcFS {
 
     /// The descriptor numbers a process has open (/proc/PID/fd).
     public static func descriptors(of pid: pid_t) -> [CInt] {
-        guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
-        defer { closedir(directory) }
-        var result: [CInt] = []
-        while let entry = readdir(directory) {
-            let name = DirectoryEntry.name(entry)
-            if let fd = CInt(name) { result.append(fd) }
-        }
-        return result.sorted()
+        let names = (try? DirectoryEntry.names(in: "/proc/\(pid)/fd")) ?? []
+        return names.compactMap { CInt($0) }.sorted()
     }
 
     /// Whether `pid` is `ancestor` or descends from it.

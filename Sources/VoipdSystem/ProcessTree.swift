@@ -91,14 +91,11 @@ public struct ProcessTree: Sendable, Equatable {
 
     /// The numeric names in a /proc directory (pids, thread ids).
     static func numericEntries(_ path: String) -> [pid_t] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var result: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = DirectoryEntry.name(entry)
-            guard !name.isEmpty, name.utf8.allSatisfy({ (48...57).contains($0) }), let value = pid_t(name) else { continue }
-            result.append(value)
+        // A directory that cannot be read (the process has ended) has none.
+        let names = (try? DirectoryEntry.names(in: path)) ?? []
+        return names.compactMap { name in
+            guard !name.isEmpty, name.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+            return pid_t(name)
         }
-        return result
     }
 }

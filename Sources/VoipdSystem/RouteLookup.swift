@@ -86,7 +86,7 @@ public enum RouteLookup {
                 let index = load(UInt32.self, datagram, offset + 4)
                 var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
                 guard if_indextoname(index, &name) != nil else { return Route(interfaceIndex: index, interface: "") }
-                return Route(interfaceIndex: index, interface: String(cString: name))
+                return Route(interfaceIndex: index, interface: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
             }
             offset += (attributeLength + 3) & ~3
         }

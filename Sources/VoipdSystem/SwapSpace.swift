@@ -69,14 +69,8 @@ public struct ZramDevice: Sendable, Equatable {
 
     /// The zram devices the kernel has (set up or not).
     public static func all() -> [String] {
-        guard let directory = opendir("/sys/block") else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = DirectoryEntry.name(entry)
-            if name.hasPrefix("zram") { names.append(name) }
-        }
-        return names.sorted()
+        let names = (try? DirectoryEntry.names(in: "/sys/block")) ?? []
+        return names.filter { $0.hasPrefix("zram") }.sorted()
     }
 }
 

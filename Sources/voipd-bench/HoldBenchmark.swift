@@ -73,9 +73,9 @@ enum HoldBenchmark {
     /// Raises the soft descriptor limit to the hard one; returns it.
     private static func raiseDescriptorLimit() throws -> Int {
         var limit = rlimit()
-        try valueOrErrno("getrlimit(RLIMIT_NOFILE)") { getrlimit(RLIMIT_NOFILE_VALUE, &limit) }
+        _ = try valueOrErrno("getrlimit(RLIMIT_NOFILE)") { getrlimit(RLIMIT_NOFILE_VALUE, &limit) }
         limit.rlim_cur = limit.rlim_max
-        try valueOrErrno("setrlimit(RLIMIT_NOFILE)") { setrlimit(RLIMIT_NOFILE_VALUE, &limit) }
+        _ = try valueOrErrno("setrlimit(RLIMIT_NOFILE)") { setrlimit(RLIMIT_NOFILE_VALUE, &limit) }
         return Int(limit.rlim_cur)
     }
 

@@ -28,11 +28,15 @@ struct RecoveryState: Codable {
         var process: Process?
         /// It was in the foreground (active or inactive): it is taken back there.
         var foreground: Bool
-        /// The VoIP sockets voipd held for its process, which the process holds too: a
-        /// voipd restarted without a service manager's store copies them back from the
-        /// process by inode, and keeps a process it finds stopped or frozen so, woken by them.
-        /// Nil when not known (a voipd that did not record them, an inode that could not be
-        /// read, an entry this voipd cannot read): a process found stopped is then resumed.
+        /// The VoIP sockets voipd held for its process, by inode. The next voipd copies back
+        /// from the app's processes those the service manager's store did not give it, and
+        /// keeps a process it finds stopped or frozen so only if it then holds every one
+        /// (``Daemon/keepOrResumeStoppedSurvivors(recorded:)``); one it cannot get back (the
+        /// app closed its copy) has the process resumed, to register it again. Nil when not
+        /// known (no process recorded, an inode that could not be read, a voipd that did not
+        /// record them, an entry this voipd cannot read): nothing is copied, and a process
+        /// found stopped stays so if voipd holds a socket of its app from the store, as
+        /// before the list existed, and is resumed if it holds none.
         var sockets: [Socket]?
     }
 
