@@ -188,10 +188,9 @@ func eventsFlag(_ key: StaticString, in text: UnsafeBufferPointer<UInt8>) -> Boo
 
 /// Writes a control value at offset 0 (`pwrite`): kernfs takes each write whole.
 private func writeControl(_ value: StaticString, to file: borrowing FileDescriptor, _ what: @autoclosure () -> String) throws {
-    // EINTR: kernfs writes do not sleep interruptibly; retried all the same.
-    while pwrite(file.rawValue, value.utf8Start, value.utf8CodeUnitCount, 0) < 0 {
-        if errno != EINTR { throw Errno.current(what()) }
-    }
+    // kernfs writes do not sleep interruptibly; an EINTR is retried all the same.
+    let descriptor = file.rawValue
+    _ = try valueOrErrno(what()) { pwrite(descriptor, value.utf8Start, value.utf8CodeUnitCount, 0) }
 }
 
 /// Reads a small state file from offset 0 (`pread`), as kernfs regenerates it on each read.
