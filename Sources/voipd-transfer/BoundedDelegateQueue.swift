@@ -29,12 +29,26 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         underlyingQueue = target
     }
 
-    /// URLSession's way in for every delegate call. The calls are run in order, in batches:
-    /// one wake-up of the agent's queue for all the chunks that came meanwhile, rather than
-    /// an `Operation`, the queue's locks and a dispatch for each 16 KiB (a third of the
-    /// agent's CPU went to that hand-over, docs/BENCHMARKS.md).
+    /// URLSession's way in for every delegate call. The calls are run in order. With nothing
+    /// queued ahead, the call runs here, on URLSession's thread, holding the agent's queue
+    /// (`sync` on an idle serial queue runs the block on the calling thread): no other
+    /// thread is woken for it. A hand-over for every 16 KiB chunk (a wake-up of a dispatch
+    /// worker and a futex round each way) was most of the agent's system calls, about 1.2
+    /// futex calls a chunk (docs/BENCHMARKS.md). While the agent's queue is busy (a command,
+    /// a flush), calls are queued and run in batches instead: one wake-up of the agent's
+    /// queue for all the chunks that came meanwhile, rather than an `Operation`, the queue's
+    /// locks and a dispatch for each 16 KiB.
     override func addOperation(_ block: @Sendable @escaping () -> Void) {
         condition.lock()
+        if pending.isEmpty && !drainScheduled {
+            // Every call comes from URLSession's serial work queue (its sessions' queues all
+            // target one), so no other call can overtake this one between the unlock and
+            // the `sync`. The agent's queue never waits for URLSession's (its URLSession
+            // calls are made elsewhere, `TransferAgent`), so this cannot deadlock.
+            condition.unlock()
+            target.sync(execute: block)
+            return
+        }
         while pending.count >= Self.limit { condition.wait() }
         pending.append(block)
         let schedule = !drainScheduled
