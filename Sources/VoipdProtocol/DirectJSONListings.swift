@@ -9,11 +9,11 @@ import VoipdVocabulary
 // directly are sockets and transitions).
 
 extension AppQueryRequest: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("id", id)
-            if let name { json.field("name", name) }
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("id", id)
+        if let name { json.field("name", name) }
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["id", "name"]

@@ -6,11 +6,11 @@ import VoipdVocabulary
 // order and nil optionals left out, as JSONEncoder does with `.sortedKeys`.
 
 extension NamedRequest: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("id", id)
-            json.field("name", name)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("id", id)
+        json.field("name", name)
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["id", "name"]
@@ -22,10 +22,10 @@ extension NamedRequest: DirectJSONEncodable, DirectJSONDecodable {
 }
 
 extension AcknowledgeMessage: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("event", event)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("event", event)
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["event"]
@@ -50,9 +50,9 @@ extension RequestID: DirectJSONDecodable {
 }
 
 extension EmptyResult: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "{"))
-        output.append(UInt8(ascii: "}"))
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.closeObject()
     }
 
     public init?(directJSON reader: inout DirectJSONReader) {
@@ -62,19 +62,19 @@ extension EmptyResult: DirectJSONEncodable, DirectJSONDecodable {
 }
 
 extension BackgroundTaskResult: DirectJSONEncodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("task", task)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("task", task)
+        json.closeObject()
     }
 }
 
 extension ProtocolError: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("code", code.rawValue)
-            json.field("message", message)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("code", code.rawValue)
+        json.field("message", message)
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["code", "message"]
@@ -91,18 +91,18 @@ extension ProtocolError: DirectJSONEncodable, DirectJSONDecodable {
 }
 
 extension HeldSocketStatus: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("app", app)
-            json.field("bytesAvailable", bytesAvailable)
-            if let connectionsWaiting { json.field("connectionsWaiting", connectionsWaiting) }
-            json.field("kind", kind)
-            json.field("name", name)
-            json.field("peerClosed", peerClosed)
-            json.field("registeredAt", registeredAt)
-            if let role { json.field("role", role) }
-            json.field("watching", watching)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("app", app)
+        json.field("bytesAvailable", bytesAvailable)
+        if let connectionsWaiting { json.field("connectionsWaiting", connectionsWaiting) }
+        json.field("kind", kind)
+        json.field("name", name)
+        json.field("peerClosed", peerClosed)
+        json.field("registeredAt", registeredAt)
+        if let role { json.field("role", role) }
+        json.field("watching", watching)
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["app", "bytesAvailable", "kind", "name", "peerClosed", "registeredAt", "watching",
@@ -133,10 +133,10 @@ extension HeldSocketStatus: DirectJSONEncodable, DirectJSONDecodable {
 }
 
 extension SocketResult: DirectJSONEncodable, DirectJSONDecodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("socket", socket)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("socket", socket)
+        json.closeObject()
     }
 
     private static let keys: [StaticString] = ["socket"]
@@ -148,18 +148,18 @@ extension SocketResult: DirectJSONEncodable, DirectJSONDecodable {
 }
 
 extension SocketsResult: DirectJSONEncodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("sockets", sockets)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("sockets", sockets)
+        json.closeObject()
     }
 }
 
 extension EventsResult: DirectJSONEncodable {
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            json.field("transitions", transitions)
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        json.field("transitions", transitions)
+        json.closeObject()
     }
 }
 
@@ -198,14 +198,14 @@ extension EventMessage: DirectJSONDecodable {
 // of generic metadata on each request.
 extension Reply: DirectJSONEncodable where Result: DirectJSONEncodable {
     @inlinable
-    public func appendJSON(to output: inout [UInt8]) {
-        JSONAppender.object(into: &output) { json in
-            if let error { json.field("error", error) }
-            json.field("id", id)
-            if let more { json.field("more", more) }
-            json.field("ok", ok)
-            if let result { json.field("result", result) }
-        }
+    public func writeJSON(to json: inout JSONWriter) {
+        json.openObject()
+        if let error { json.field("error", error) }
+        json.field("id", id)
+        if let more { json.field("more", more) }
+        json.field("ok", ok)
+        if let result { json.field("result", result) }
+        json.closeObject()
     }
 }
 

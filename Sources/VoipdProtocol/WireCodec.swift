@@ -5,8 +5,6 @@ import FoundationEssentials
 public final class WireCodec {
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
-    /// Where ``encodedSize(_:)`` writes, its capacity kept.
-    private var scratch: [UInt8] = []
     private var receiveStorage: UnsafeMutableRawBufferPointer?
 
     public init() {
@@ -46,24 +44,11 @@ public final class WireCodec {
     @inlinable
     func directPacket(_ type: MessageType, _ body: some DirectJSONEncodable, descriptorCount: Int) throws -> [UInt8] {
         guard body.encodesDirectly else { return try encodedPacket(type, body, descriptorCount: descriptorCount) }
-        var packet = Frame.header(type: type, descriptorCount: descriptorCount, bodyCapacity: Self.directBodyCapacity)
-        body.appendJSON(to: &packet)
-        try Self.finishDirectPacket(&packet, type)
-        return packet
-    }
-
-    /// Room made for a body written directly: a reply holding a socket's status fits, so
-    /// appending it does not grow the array several times over.
-    @inlinable
-    static var directBodyCapacity: Int { 256 }
-
-    /// Checks a packet written in place fits in a frame, and writes its body's length.
-    @usableFromInline
-    static func finishDirectPacket(_ packet: inout [UInt8], _ type: MessageType) throws {
-        guard packet.count <= Frame.maximumSize else {
-            throw ProtocolError(.frameTooLarge, "a \(type) body of \(packet.count - Frame.headerSize) bytes does not fit in one frame")
+        return try JSONWriter.withScratch { json throws(ProtocolError) in
+            json.frameHeader(type: type, descriptorCount: descriptorCount)
+            body.writeJSON(to: &json)
+            return try json.packet(type)
         }
-        Frame.setBodyLength(of: &packet)
     }
 
     /// A packet whose body JSONEncoder writes.
@@ -79,9 +64,10 @@ public final class WireCodec {
     /// The size of a value's JSON encoding.
     public func encodedSize(_ value: some Encodable) -> Int {
         if let direct = value as? any DirectJSONEncodable {
-            scratch.removeAll(keepingCapacity: true)
-            direct.appendJSON(to: &scratch)
-            return scratch.count
+            return JSONWriter.withScratch { json in
+                direct.writeJSON(to: &json)
+                return json.count
+            }
         }
         return (try? encoder.encode(value).count) ?? 0
     }

@@ -13,6 +13,28 @@ enum RegisterBenchmark {
         runSubcommand("register", usage: RegisterOptions.usage, arguments: arguments, parse: RegisterOptions.parse, run: run)
     }
 
+    /// `voipd-bench register-client SOCKET ROUND-TRIPS [BATCH]`: the benchmark's app alone,
+    /// against a voipd started by hand, with its p50s: what callgrind can count instructions
+    /// of (valgrind 3.19 does not know `pidfd_open`, which the benchmark's own process
+    /// handling uses), and what a profile of voipd's side can be taken with.
+    static func clientMain(_ arguments: [String]) -> Int32 {
+        guard arguments.count == 2 || arguments.count == 3, let roundTrips = Int(arguments[1]), roundTrips > 0,
+              let batch = arguments.count == 3 ? Int(arguments[2]) : 64, (1...253).contains(batch) else {
+            writeError("usage: voipd-bench register-client SOCKET ROUND-TRIPS [BATCH]\n")
+            return 2
+        }
+        do {
+            let client = try RegisteringApp(socketPath: arguments[0], batch: batch)
+            let (register, retrieve) = try client.measure(roundTrips: roundTrips)
+            print("registerSocket p50 \(fixed(register.p50, 1)) us p99 \(fixed(register.p99, 1)) us; "
+                  + "retrieveSocket p50 \(fixed(retrieve.p50, 1)) us p99 \(fixed(retrieve.p99, 1)) us")
+            return 0
+        } catch {
+            writeError("voipd-bench register-client: \(error)\n")
+            return 1
+        }
+    }
+
     private static func run(_ options: RegisterOptions) throws {
         let voipd = try options.voipd ?? BenchPaths.buildVoipd()
         let directory = try TemporaryDirectory("voipd-bench")

@@ -3,7 +3,8 @@ import Glibc
 // voipd-bench: voipd's figures beside the kernel's floor (../shared/bench), from the same
 // run on the same machine, as ratios. See docs/BENCHMARKS.md, and `benchmarks` below.
 // Internal: `app` is the app voipd launches; `memory-app` the hibernation benchmark's app;
-// `guarded-exec` starts voipd and the floor; `freeze-child` is a child of the freeze benchmark.
+// `guarded-exec` starts voipd and the floor; `freeze-child` is a child of the freeze benchmark;
+// `register-client` is the register benchmark's app alone, against a voipd already running.
 
 /// The benchmarks, each with what it measures (`voipd-bench NAME --help` for its options).
 let benchmarks: [(name: String, summary: String, main: ([String]) -> Int32)] = [
@@ -23,6 +24,7 @@ let benchmarks: [(name: String, summary: String, main: ([String]) -> Int32)] = [
 /// The programs the benchmarks start, which are this executable too.
 let internals: [(name: String, main: ([String]) -> Int32)] = [
     ("freeze-child", FreezeChild.main), ("app", BenchApp.main), ("memory-app", MemoryApp.main), ("guarded-exec", GuardedExec.main),
+    ("register-client", RegisterBenchmark.clientMain),
 ]
 
 let width = benchmarks.map(\.name.count).max()!

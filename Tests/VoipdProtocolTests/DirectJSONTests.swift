@@ -46,6 +46,39 @@ struct DirectJSONTests {
         }
     }
 
+    @Test("bodies larger than the writer's stack buffer, in packets and alone, as JSONEncoder writes them")
+    func largeBodies() throws {
+        // Long enough to outgrow the 1 KiB scratch buffer several times over, with escapes
+        // (each control character grows six-fold) on both sides of the boundary.
+        let long = String(repeating: "a \"quoted\" \u{1}\\ ", count: 700)
+        let event = EventMessage(event: 9, kind: .voipSocketReadable, socket: long, bytesAvailable: 1, peerClosed: false,
+                                 state: .background, reason: long)
+        #expect(Self.direct(event) == (try Self.foundation(event)))
+        let sockets = (0..<300).map { index in
+            HeldSocketStatus(app: "app", name: "socket-\(index)", kind: "unix-stream", bytesAvailable: index, peerClosed: index % 2 == 0,
+                             watching: true, registeredAt: 1795331360.6424584 + Double(index))
+        }
+        let reply = Reply(id: 12, result: SocketsResult(sockets: sockets))
+        #expect(Self.direct(reply) == (try Self.foundation(reply)))
+        for (type, body) in [(MessageType.event, Self.direct(event)), (.reply, Self.direct(reply))] {
+            let packet = type == .event ? try WireCodec().packet(.event, event) : try WireCodec().packet(.reply, reply)
+            let decoded = try Frame.decode(bytes: packet, length: packet.count, descriptors: 0, controlTruncated: false)
+            #expect(decoded.type == type)
+            #expect(String(decoding: decoded.body, as: UTF8.self) == body)
+        }
+        // Appended after what the array already holds.
+        var bytes = Array("prefix".utf8)
+        event.appendJSON(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "prefix" + (try Self.foundation(event)))
+    }
+
+    @Test("a body too large for a frame is refused")
+    func tooLarge() {
+        let huge = String(repeating: "x", count: Frame.maximumSize)
+        let event = EventMessage(event: 1, kind: .voipSocketReadable, state: .background, reason: huge)
+        #expect(throws: ProtocolError.self) { try WireCodec().packet(.event, event) }
+    }
+
     @Test("a packet of a directly encoded body carries the right length")
     func packets() throws {
         let message = EventMessage(event: 7, kind: .voipSocketReadable, socket: "sip", bytesAvailable: 10, peerClosed: false,
