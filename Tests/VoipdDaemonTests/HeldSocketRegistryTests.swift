@@ -30,6 +30,27 @@ struct HeldSocketRegistryTests {
         #expect(registry.sockets(of: "chat").isEmpty && registry.count(of: "chat") == 0)
     }
 
+    @Test("an app whose last socket went registers again from its kept entry; forgetting it drops only an empty one")
+    func emptiedAndForgotten() throws {
+        let registry = HeldSocketRegistry()
+        registry.insert(try socket(registry, "phone", "sip"))
+        registry.insert(try socket(registry, "chat", "xmpp"))
+        #expect(registry.remove(app: "phone", name: "sip") != nil)
+        #expect(registry.count(of: "phone") == 0 && registry.sockets(of: "phone").isEmpty && registry.socket(app: "phone", name: "sip") == nil)
+        #expect(registry.all.map { "\($0.app)/\($0.name)" } == ["chat/xmpp"])
+        let again = try socket(registry, "phone", "sip")
+        registry.insert(again)
+        #expect(registry.socket(app: "phone", name: "sip") === again && registry.socket(id: again.id) === again)
+        #expect(registry.all.map { "\($0.app)/\($0.name)" } == ["chat/xmpp", "phone/sip"])
+        registry.forget(app: "phone")
+        #expect(registry.socket(app: "phone", name: "sip") === again, "an app holding a socket keeps it")
+        #expect(registry.remove(app: "phone", name: "sip") === again)
+        registry.forget(app: "phone")
+        #expect(registry.count(of: "phone") == 0 && registry.sockets(of: "phone").isEmpty && registry.count == 1)
+        registry.insert(try socket(registry, "phone", "media"))
+        #expect(registry.sockets(of: "phone").map(\.name) == ["media"] && registry.count == 2)
+    }
+
     @Test("ids are never reused, and ids carried over by an upgrade are reserved")
     func ids() throws {
         let registry = HeldSocketRegistry()

@@ -171,15 +171,27 @@ final class HeldSocket {
 
 /// Every held VoIP socket, by id and by app and name. Independent of how a socket arrived
 /// and of the app's process: sockets outlive crashes and relaunches.
+///
+/// An app's sockets are found by one look-up of the app and one of the name: every
+/// registration, retrieval and release asks for them by name and counts them, and each look-up
+/// hashes a String (an app's sockets were a dictionary of names to ids inside a dictionary
+/// of apps, the socket then looked up again by id). An app's entry stays, with its room,
+/// when its last socket goes (an app that registers again does not grow it from nothing
+/// again); ``forget(app:)`` drops it with the app's record.
 final class HeldSocketRegistry {
     private var byID: [UInt64: HeldSocket] = [:]
-    private var byApp: [AppID: [String: UInt64]] = [:]
-    /// Each app's sockets by name, kept sorted: asked for on every arm and disarm.
-    private var lists: [AppID: [HeldSocket]] = [:]
+    private var byApp: [AppID: AppSockets] = [:]
     /// Every socket by app and name, as listings give them: made again only after a change,
     /// from the apps' own lists (only a changed app's is sorted again).
     private var ordered: [HeldSocket]?
     private var nextID: UInt64 = 1
+
+    /// One app's sockets.
+    private final class AppSockets {
+        var byName: [String: HeldSocket] = [:]
+        /// By name, kept sorted: asked for on every arm and disarm.
+        var sorted: [HeldSocket]?
+    }
 
     var count: Int { byID.count }
 
@@ -191,10 +203,18 @@ final class HeldSocketRegistry {
         return nextID
     }
 
+    private func entry(of app: AppID) -> AppSockets {
+        if let sockets = byApp[app] { return sockets }
+        let sockets = AppSockets()
+        byApp[app] = sockets
+        return sockets
+    }
+
     func insert(_ socket: HeldSocket) {
         byID[socket.id] = socket
-        byApp[socket.app, default: [:]][socket.name] = socket.id
-        lists[socket.app] = nil
+        let sockets = entry(of: socket.app)
+        sockets.byName[socket.name] = socket
+        sockets.sorted = nil
         ordered = nil
     }
 
@@ -211,7 +231,7 @@ final class HeldSocketRegistry {
             let app = sockets[start].app
             var end = start + 1
             while end < sockets.endIndex && sockets[end].app == app { end += 1 }
-            lists[app] = Array(sockets[start..<end])
+            byApp[app]?.sorted = Array(sockets[start..<end])
             start = end
         }
         ordered = sockets
@@ -219,27 +239,32 @@ final class HeldSocketRegistry {
 
     @discardableResult
     func remove(app: AppID, name: String) -> HeldSocket? {
-        guard let id = byApp[app]?[name], let socket = byID.removeValue(forKey: id) else { return nil }
-        byApp[app]?[name] = nil
-        if byApp[app]?.isEmpty == true { byApp[app] = nil }
-        lists[app] = nil
+        guard let sockets = byApp[app], let socket = sockets.byName.removeValue(forKey: name) else { return nil }
+        byID[socket.id] = nil
+        sockets.sorted = nil
         ordered = nil
         return socket
     }
 
+    /// Drops what is kept for an app that holds no socket any more (its record is gone).
+    func forget(app: AppID) {
+        if byApp[app]?.byName.isEmpty == true { byApp[app] = nil }
+    }
+
     func socket(id: UInt64) -> HeldSocket? { byID[id] }
 
-    func socket(app: AppID, name: String) -> HeldSocket? { byApp[app]?[name].flatMap { byID[$0] } }
+    func socket(app: AppID, name: String) -> HeldSocket? { byApp[app]?.byName[name] }
 
     /// An app's sockets, by name.
     func sockets(of app: AppID) -> [HeldSocket] {
-        if let list = lists[app] { return list }
-        let list = (byApp[app] ?? [:]).values.compactMap { byID[$0] }.sorted { $0.name < $1.name }
-        lists[app] = list
-        return list
+        guard let sockets = byApp[app] else { return [] }
+        if let sorted = sockets.sorted { return sorted }
+        let sorted = sockets.byName.values.sorted { $0.name < $1.name }
+        sockets.sorted = sorted
+        return sorted
     }
 
-    func count(of app: AppID) -> Int { byApp[app]?.count ?? 0 }
+    func count(of app: AppID) -> Int { byApp[app]?.byName.count ?? 0 }
 
     /// Every socket, by app and name.
     var all: [HeldSocket] {

@@ -103,6 +103,7 @@ extension Daemon {
         }
         let final = status(of: app)
         for held in registry.sockets(of: app.id) { release(held) }
+        registry.forget(app: app.id)
         for kind in LifecycleTimer.allCases { timers.cancel(.app(app.id, kind)) }
         apps[app.id] = nil
         noteStateChange()

@@ -53,15 +53,18 @@ final class ServiceNotifier {
     /// Sends `KEY=VALUE` lines, with descriptors (borrowed) for FDSTORE=1. Never blocks: a
     /// service manager that does not read must not stop voipd. What its full queue refuses
     /// waits in the backlog, in order, behind anything already waiting there (and is lost
-    /// only if voipd exits first, or past ``backlogLimit``).
-    func notify(_ fields: [String], descriptors: [CInt] = []) {
+    /// only if voipd exits first, or past ``backlogLimit``). The lines are made only when
+    /// they go somewhere: every registration and release stores or removes its socket here,
+    /// and without a service manager that listens, making them was a tenth of a request.
+    func notify(_ makeFields: @autoclosure () -> [String], descriptors: [CInt] = []) {
         guard let path else { return }
         if !backlog.isEmpty {
             // Order is kept: this one goes only after every message held back before it.
             flush()
-            if !backlog.isEmpty { return holdBack(fields, descriptors: descriptors) }
+            if !backlog.isEmpty { return holdBack(makeFields(), descriptors: descriptors) }
         }
         if connection == nil, let reconnectAfter, MonotonicInstant.now < reconnectAfter { return }
+        let fields = makeFields()
         do {
             let socket = try connection ?? DescriptorBox(connectDatagram(to: path))
             connection = socket
