@@ -60,6 +60,39 @@ struct DirectJSONDecodingTests {
         }
     }
 
+    @Test("a number read without strtod is exactly the double strtod reads, sign of zero included")
+    func exactNumbers() throws {
+        var texts = ["0", "-0", "0.0", "-0.0", "1", "-1", "0.1", "0.5", "1e22", "1e23", "1e-22", "1e-23", "9007199254740992",
+                     "9007199254740993", "9007199254740992.5", "123456789012345678", "1234567890123456789", "12345678901234567890",
+                     "1.7976931348623157e308", "5e-324", "2.2250738585072014E-308", "0.000000000000000000001", "1795331360.6424584",
+                     "1795331360.642458", "179533136064.24584e-2", "1E+2", "1e0", "10000000000000000000000e-22", "4.35", "0.3e1"]
+        // A fixed sequence (no randomness in a test): wall-clock times with nanoseconds as
+        // wallClockSeconds makes them, and arbitrary doubles, as Swift writes them.
+        var state: UInt64 = 0x9e37_79b9_7f4a_7c15
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state
+        }
+        for _ in 0..<3000 {
+            texts.append((Double(1_700_000_000 + next() % 200_000_000) + Double(next() % 1_000_000_000) / 1e9).description)
+            let bits = Double(bitPattern: next())
+            if bits.isFinite { texts.append(bits.description) }
+            texts.append("\(next() % 100_000).\(next() % 1_000_000)")
+        }
+        var exact = 0
+        for text in texts {
+            let expected = try #require(Double(text), "\(text)")
+            let read = Array(text.utf8).withUnsafeBufferPointer { DirectJSONReader.exactDouble($0) }
+            if let read {
+                exact += 1
+                #expect(read.bitPattern == expected.bitPattern, "\(text): \(read) instead of \(expected)")
+            }
+            let body = #"{"time":"# + text + #","app":"a","from":"active","to":"background","reason":"r"}"#
+            #expect(Self.agree(TransitionRecord.self, body) == expected.isFinite, "\(body)")
+        }
+        #expect(exact > texts.count / 3, "the fast path reads most of them")
+    }
+
     @Test("anything else is left to JSONDecoder")
     func leftToFoundation() {
         let left: [String] = [
