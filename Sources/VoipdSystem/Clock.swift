@@ -10,15 +10,28 @@ extension MonotonicInstant {
     }
 }
 
-/// The timeout for `poll` or `epoll_wait` that ends at `deadline`, in whole milliseconds
-/// rounded up (so that the wait does not end just before it): 0 once it has passed, -1
-/// (no timeout) for nil, at most `limit`.
-public func pollTimeout(until deadline: MonotonicInstant?, limit: Duration = .seconds(600)) -> CInt {
-    guard let deadline else { return -1 }
-    let remaining = min(deadline - .now, limit)
+/// The timeout for `poll` or `epoll_wait` that waits `remaining`, in whole milliseconds
+/// rounded up (so that the wait does not end just before it), and 0 when nothing remains:
+/// a wait whose deadline passed by less than a second has whole seconds 0 and negative
+/// attoseconds, and a negative timeout would wait forever.
+public func pollTimeout(after remaining: Duration) -> CInt {
     guard remaining > .zero else { return 0 }
     let (seconds, attoseconds) = remaining.components
-    return CInt(seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    return CInt(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+}
+
+/// The timeout for `poll` or `epoll_wait` that ends at `deadline` (``pollTimeout(after:)``):
+/// -1 (no timeout) for nil, at most `limit`.
+public func pollTimeout(until deadline: MonotonicInstant?, limit: Duration = .seconds(600)) -> CInt {
+    guard let deadline else { return -1 }
+    return pollTimeout(after: min(deadline - .now, limit))
+}
+
+/// The same for a deadline of `ContinuousClock`, the SIP stack's and the softphone's clock,
+/// with no limit: -1 (no timeout) for nil.
+public func pollTimeout(until deadline: ContinuousClock.Instant?) -> CInt {
+    guard let deadline else { return -1 }
+    return pollTimeout(after: deadline - .now)
 }
 
 /// Wall-clock time as seconds since the epoch, for timestamps people read.

@@ -26,16 +26,6 @@ struct TimerTable<Key: Hashable> {
     }
 }
 
-/// A poll() timeout until `deadline`: rounded up, so that a deadline is never polled early;
-/// -1 (wait forever) without one.
-func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
-    guard let deadline else { return -1 }
-    let remaining = deadline - .now
-    guard remaining > .zero else { return 0 }
-    let (seconds, attoseconds) = remaining.components
-    return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-}
-
 /// The earlier of two optional deadlines.
 func earliest(_ a: ContinuousClock.Instant?, _ b: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
     switch (a, b) {

@@ -1,6 +1,7 @@
 @testable import SIP
 import Testing
 import VoipdSystem
+import VoipdTestSupport
 
 /// SIP's sockets go through the system layer, IPv4 and IPv6 alike.
 @Suite struct SIPSocketsIPv6Tests {

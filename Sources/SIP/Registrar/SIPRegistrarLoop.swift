@@ -99,7 +99,7 @@ final class SIPRegistrarLoop: @unchecked Sendable {
             }
             do throws(Errno) {
                 // An interruption is a turn with nothing ready.
-                _ = try poll(&descriptors, timeoutMilliseconds: Self.timeout(until: transactions.nextDeadline()))
+                _ = try poll(&descriptors, timeoutMilliseconds: pollTimeout(until: transactions.nextDeadline()))
             } catch {
                 return
             }
@@ -117,14 +117,6 @@ final class SIPRegistrarLoop: @unchecked Sendable {
     /// the wake pipe close with the loop.
     func closeAll() {
         for id in connections.keys.sorted() { closeConnection(id, reason: "registrar stopped") }
-    }
-
-    private static func timeout(until deadline: ContinuousClock.Instant?) -> Int32 {
-        guard let deadline else { return -1 }
-        let remaining = deadline - .now
-        guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private func acceptConnections() {

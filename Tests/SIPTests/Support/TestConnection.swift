@@ -3,6 +3,8 @@ import Glibc
 #endif
 @testable import SIP
 import VoipdSystem
+import VoipdTestSupport
+import VoipdVocabulary
 
 /// A blocking TCP connection to 127.0.0.1 that reads framed SIP messages with poll() deadlines.
 final class TestConnection {
@@ -93,28 +95,7 @@ final class TestConnection {
 
 /// Waits for `fd` to become readable, or throws when `deadline` passes.
 func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
-    while true {
-        let remaining = deadline - .now
-        guard remaining > .zero else { throw TestFailure("timed out waiting for data on fd \(fd)") }
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, milliseconds(remaining))
-        if ready > 0 { return }
-        if ready < 0 && errno != EINTR { throw SIPSocketError("poll") }
+    guard try VoipdTestSupport.waitReadable(fd, until: MonotonicInstant.now + (deadline - ContinuousClock.now)) else {
+        throw TestFailure("timed out waiting for data on fd \(fd)")
     }
-}
-
-/// A poll() timeout in whole milliseconds, rounded up so a deadline is never polled early.
-func milliseconds(_ duration: Duration) -> Int32 {
-    // A deadline already passed is a poll that returns at once: a negative duration of
-    // less than a second has whole seconds 0 and negative attoseconds, and a negative
-    // timeout would make poll wait forever.
-    guard duration > .zero else { return 0 }
-    let (seconds, attoseconds) = duration.components
-    return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-}
-
-/// A test failure with a message that says what was being waited for.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

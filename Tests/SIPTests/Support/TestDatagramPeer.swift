@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SIP
+import VoipdTestSupport
 
 /// A UDP socket on an ephemeral loopback port that sends and receives SIP messages to and
 /// from a registrar, with poll() deadlines.

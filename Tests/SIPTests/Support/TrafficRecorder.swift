@@ -1,5 +1,6 @@
 import Foundation
 import SIP
+import VoipdTestSupport
 
 /// Collects a SIPRegistrar's observer events (delivered on the registrar's thread) and lets
 /// a test wait for one.

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import SIP
+import VoipdSystem
+import VoipdTestSupport
 
 /// Where a driver's messages go: its one TCP connection, or a UDP address.
 enum TestFlow: Hashable, Sendable {
@@ -136,7 +138,7 @@ func waitUntil(
         let wake = drivers.compactMap(\.nextDeadline).reduce(deadline, min)
         let open = drivers.filter(\.isOpen)
         var descriptors = open.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds(wake - .now))
+        let ready = poll(&descriptors, nfds_t(descriptors.count), pollTimeout(after: wake - .now))
         if ready < 0 && errno != EINTR { throw TestFailure("poll failed: errno \(errno)") }
         for (driver, descriptor) in zip(open, descriptors) where descriptor.revents != 0 {
             try driver.readReady()
