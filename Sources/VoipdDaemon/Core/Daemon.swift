@@ -85,7 +85,6 @@ public final class Daemon {
         // Descriptors are what every client costs: voipd takes all the kernel allows it.
         let descriptorLimitAtStart = try Self.raiseDescriptorLimit()
         log = Logger(level: configuration.logLevel)
-        suspender = try AppSuspender(configuration)
         notifier = ServiceNotifier(environment: configuration.environment, log: log)
         events = EventLog(capacity: configuration.eventHistory)
         // A vanished peer must be an EPIPE, never a fatal SIGPIPE.
@@ -112,9 +111,13 @@ public final class Daemon {
         let listener: FileDescriptor
         let stateFile: StateFile?
         if let snapshot {
-            // An in-place upgrade: the old program's listening socket, still open.
+            // An in-place upgrade: the old program's listening socket, still open, with the path
+            // it had (a service manager's, when it passed the socket to the old program).
             listener = FileDescriptor(adopting: snapshot.listener)
             try listener.setCloseOnExec()
+            if let path = try Socket.unixPath(of: listener), path != self.configuration.socketPath {
+                self.configuration.socketPath = path
+            }
             // And its lock, unless it had none (an older program): taken now.
             do {
                 stateFile = try Self.openStateFile(self.configuration, log: log, carriedLock: snapshot.stateLock)
@@ -140,6 +143,11 @@ public final class Daemon {
             listener = try Socket.listenUnix(path: configuration.socketPath, mode: mode_t(configuration.socketMode))
             boundControlSocket = true
         }
+        // The instance's name comes from the socket apps connect to, known only now: a voipd
+        // a service manager passed another socket than its configuration names must not take
+        // the cgroups of the instance of that configured path (its apps thawed and removed as
+        // unclaimed), nor lose its own frozen apps when it next starts configured otherwise.
+        suspender = try AppSuspender(self.configuration)
         clients = ClientTable(listener: listener, boundControlSocket: boundControlSocket)
         clients.admission.listenerToken = try loop.register(clients.listener, .readable, .listener)
         _ = try loop.register(signals.descriptor, .readable, .signals)

@@ -91,6 +91,41 @@ struct LegacyFreezerRestartTests {
         #expect(try rig.terminate(second) == .exited(0))
     }
 
+    @Test("a voipd a service manager passed another control socket than its configuration names makes its v1 freezer directory under the name of the socket it was passed, the one its state file is named after: not the configured path's, another instance's",
+          .enabled(if: ScratchCgroup.availableOrCI(.v1), "needs root and a mounted cgroup v1 freezer hierarchy"))
+    func instanceOfTheActivatedSocket() throws {
+        if let reason = ScratchCgroup.unavailability(.v1) {
+            Issue.record("\(reason)")
+            return
+        }
+        let rig = try ServiceRig()
+        defer { rig.stop() }
+        let configuredPath = rig.directory + "/configured.sock"
+        guard let instance = Self.legacyDirectory(forSocket: rig.socketPath), let configured = Self.legacyDirectory(forSocket: configuredPath) else {
+            print("skipped: auto does not pick the cgroup v1 freezer here (a delegated cgroup v2 cgroup)")
+            return
+        }
+        defer {
+            #expect(Self.removeLeftovers(instance) == [], "cgroups left behind")
+            #expect(Self.removeLeftovers(configured) == [], "cgroups left behind")
+        }
+        let auto = try DaemonFreezerTests.configuration(#"{"suspension": "auto"}"#, in: rig.directory, named: "auto.json")
+        let listener = try Socket.listenUnix(path: rig.socketPath)
+        let voipd = try RestartRecoveryTests.start(rig, passing: [("control", listener.rawValue)],
+                                                   arguments: ["--config", auto, "--socket", configuredPath])
+        #expect(rig.log.contains("cgroup v1 freezer in \(instance) (legacyHierarchy)"), "\(rig.log)")
+        #expect(access(configured, F_OK) != 0, "\(configured) is the instance of the configured path, not this voipd's")
+        let (control, follower) = try RestartRecoveryTests.controls(rig)
+        _ = try RestartRecoveryTests.launch(rig, control, "phone", sockets: ["sip"], peer: try TCPPeer())
+        try RestartRecoveryTests.suspend("phone", control, follower)
+        #expect(DaemonFreezerTests.frozen(instance + "/app-phone", .v1))
+        try control.command(.kill, "phone")
+        try control.waitUntil("phone", is: .terminated, follower: follower)
+        #expect(try rig.terminate(voipd) == .exited(0))
+    }
+
+
+
     /// Thaws and empties every cgroup under `directory` and removes them, deepest first, and
     /// `directory`; returns what was there to remove (empty when the test left nothing).
     static func removeLeftovers(_ directory: String) -> [String] {
