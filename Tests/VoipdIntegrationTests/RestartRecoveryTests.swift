@@ -219,12 +219,13 @@ final class RestartRecoveryTests {
         _ = try rig.terminate(voipd)
     }
 
-    @Test("a launched app's process group, stopped with it, is continued with it after a crash: from the state file alone, and with the fd store",
-          arguments: [false, true])
-    func processGroupContinued(withStore: Bool) throws {
+    @Test("a launched app's process group, stopped with it, is continued with it after a crash: from the state file alone, with the fd store, and with the fd store and no state file",
+          arguments: [(store: false, stateFile: true), (store: true, stateFile: true), (store: true, stateFile: false)])
+    func processGroupContinued(withStore: Bool, withStateFile: Bool) throws {
         let listener = try Socket.listenUnix(path: rig.socketPath)
         let control = [("control", listener.rawValue)]
-        let first = try Self.start(rig, passing: control)
+        let noStateFile = withStateFile ? [] : ["--state-directory", ""]
+        let first = try Self.start(rig, passing: control, arguments: noStateFile)
         let (commands, follower) = try Self.controls(rig)
         // A shell and its helper, in the session voipd made for the shell; it says the
         // helper's pid on its output.
@@ -243,7 +244,7 @@ final class RestartRecoveryTests {
         try Self.crash(first)
 
         let stored = withStore ? rig.manager.store.map { ($0.name, $0.descriptor.rawValue) } : []
-        let second = try Self.start(rig, passing: control + stored)
+        let second = try Self.start(rig, passing: control + stored, arguments: noStateFile)
         #expect(rig.log.contains("group: pid \(leader) still running from before voipd started; it was stopped: resumed"), "\(rig.log)")
         #expect(processState(leader) != "T")
         #expect(processState(helper) != "T", "the helper was left stopped")

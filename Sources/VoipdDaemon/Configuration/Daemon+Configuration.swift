@@ -228,9 +228,10 @@ extension Daemon {
     }
 
     /// Adopts the processes the store kept for apps: a crash of the previous voipd may have
-    /// left them stopped; they are resumed, in the background, and supervised again.
-    /// The state file, when there is one, says which of them voipd launched as the leader of
-    /// a process group (whose other members it stopped with them), and which it froze in a cgroup.
+    /// left them stopped; they are resumed, in the background, and supervised again, with
+    /// their process group when they still lead it (voipd launched each as the leader of one,
+    /// and stopped its other members with it). The state file, when there is one, says
+    /// which of them voipd froze in a cgroup.
     func takeBackProcesses(_ activated: ActivatedDescriptors, recorded: RecoveryState?) {
         for (index, entry) in activated.entries.enumerated() {
             guard case .process(let name) = entry, let descriptor = activated.take(index) else { continue }
@@ -238,7 +239,11 @@ extension Daemon {
                 notifier.removeFromStore(app: name, name: StoredApp.processName)
                 continue
             }
-            let leadsGroup = recorded?.leadsGroup(app: name, pidfd) ?? false
+            // Only voipd's launches are in the store, each the leader of a session and process
+            // group of its own whose members voipd stopped with it. The kernel says whether it
+            // still leads it (a session leader cannot leave it), state file or not: signalled
+            // alone, its helpers would stay stopped.
+            let leadsGroup = ProcFS.processGroup(of: pidfd.pid) == pidfd.pid
             let frozenIn = recorded?.cgroup(app: name, pidfd)
             let process = AppProcess(pidfd: pidfd, isChild: false, signalsGroup: leadsGroup)
             // Frozen by the freezer, maybe: kept frozen, or thawed, in its cgroup whatever this

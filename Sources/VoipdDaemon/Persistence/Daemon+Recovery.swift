@@ -383,16 +383,6 @@ extension Daemon {
 }
 
 extension RecoveryState {
-    /// Whether the app's recorded process is the one `pidfd` refers to, and leads the
-    /// process group voipd signalled (and still does).
-    func leadsGroup(app name: String, _ pidfd: borrowing PidFd) -> Bool {
-        guard let recorded = apps.first(where: { $0.name == name })?.process, recorded.leadsGroup,
-              recorded.identity.pid == pidfd.pid, pidfd.identity() == recorded.identity else { return false }
-        return ProcFS.processGroup(of: pidfd.pid) == pidfd.pid
-    }
-}
-
-extension RecoveryState {
     /// The VoIP sockets the state file lists for the app's recorded process, if `pidfd` is
     /// that process and the list is known.
     func sockets(app name: String, _ pidfd: borrowing PidFd) -> [Socket]? {
