@@ -251,6 +251,40 @@ final class RestartRecoveryTests {
         _ = try rig.terminate(second)
     }
 
+    @Test("a stopped survivor the next voipd cannot watch for its end (epoll_ctl of its pidfd fails, ENOSPC: the user's epoll watches are spent) is not left stopped: continued, and said to run on unsupervised; voipd serves on",
+          .enabled(if: SyscallFaults.available, "needs strace"))
+    func survivorThatCannotBeWatched() throws {
+        let first = try Self.start(rig)
+        let (commands, follower) = try Self.controls(rig)
+        let marker = "86400.\(UInt32.random(in: 1...UInt32.max))"
+        let status = try commands.launch(["/bin/sleep", marker], name: "sleeper", speaksProtocol: false)
+        let survivor = try #require(status.pid)
+        defer { kill(survivor, SIGCONT); kill(survivor, SIGKILL) }
+        try Self.suspend("sleeper", commands, follower)
+        try Self.crash(first)
+        #expect(processState(survivor) == "T")
+
+        // The next voipd under strace, its fifth epoll_ctl failing: the registrations of its
+        // loop (the others' set, the control socket, signals, the timer), then the survivor's pidfd.
+        let trace = rig.directory + "/strace.log"
+        let output = try openFile(rig.directory + "/second.log", flags: O_WRONLY | O_CREAT | O_TRUNC)
+        let tracer = try rig.manager.start([SyscallFaults.strace, "-o", trace, "-e", "trace=epoll_ctl", "-e", "inject=epoll_ctl:error=ENOSPC:when=5"]
+                                           + rig.voipd(Self.arguments), passing: [], output: output.rawValue)
+        defer { tracer.stop() }
+        try rig.manager.expect("READY=1", context: ProcFS.read(rig.directory + "/second.log") ?? "")
+        let log = ProcFS.read(rig.directory + "/second.log") ?? ""
+        #expect(log.contains("sleeper: cannot watch pid \(survivor) again: "), "\(log)")
+        #expect(log.contains("it was stopped: resumed, and runs on unsupervised"), "\(log)")
+        #expect(processState(survivor) != "T", "pid \(survivor) was left stopped")
+        #expect((ProcFS.read(trace) ?? "").contains("ENOSPC (No space left on device) (INJECTED)"))
+        // voipd serves on.
+        #expect(try VoipdControl(socketPath: rig.socketPath).status().allSatisfy { $0.pid != survivor })
+        // voipd ended by SIGTERM, then strace with it.
+        let voipd = try #require(childProcesses(of: tracer.pid).first)
+        kill(voipd, SIGTERM)
+        #expect(try tracer.waitForExit(.seconds(20)) == .exited(0))
+    }
+
     @Test("a recorded pid that now names another process (its start time differs), or a start time that is not the process's, is left alone")
     func pidReuseIsNotSignalled() throws {
         let decoy = try StoppedDecoy()

@@ -178,6 +178,7 @@ extension Daemon {
             log.info("\(appName): holding VoIP socket \(socketName) (\(kind.name)) again, from the service manager's store")
         } catch {
             log.warning("\(appName): cannot hold \(socketName) again: \(error)")
+            persistence.socketsNotTakenBack[app.id, default: []].append(socketName)
         }
     }
 }

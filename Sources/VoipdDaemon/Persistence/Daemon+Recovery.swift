@@ -264,13 +264,13 @@ extension Daemon {
     /// running, and launched in the lifecycle's eyes, to connect again. One left stopped or
     /// frozen waits for ``keepOrResumeStoppedSurvivors(recorded:)``, once the held sockets are back.
     func adoptSurvivor(_ process: AppProcess, of app: AppRecord, inBackground: Bool) {
+        attachCgroup(to: process, of: app)
         do {
             try watch(process, of: app)
         } catch {
-            return log.warning("\(app.name): cannot watch pid \(process.pid) again: \(error)")
+            return releaseUnwatchedSurvivor(process, of: app, error)
         }
         app.process = process
-        attachCgroup(to: process, of: app)
         // Only a process really stopped is kept so ('t', a debugger's stop, is not ours).
         if suspender.isStopped(process) {
             // Left so, and not run, until voipd knows whether it can wake it.
@@ -278,6 +278,22 @@ extension Daemon {
             return
         }
         resumeSurvivor(process, of: app, inBackground: inBackground)
+    }
+
+    /// A survivor voipd cannot watch for its end (its pidfd refused by the epoll set: the
+    /// user's epoll watches spent, no memory) is not supervised: voipd would never learn that
+    /// it ended. Left stopped or frozen by the voipd that died, nothing would ever continue it:
+    /// it is continued, and runs on unsupervised, its record as it was.
+    private func releaseUnwatchedSurvivor(_ process: AppProcess, of app: AppRecord, _ error: any Error) {
+        guard suspender.isStopped(process) else {
+            return log.error("\(app.name): cannot watch pid \(process.pid) again: \(error); it runs on unsupervised")
+        }
+        do {
+            try suspender.resume(process)
+            log.error("\(app.name): cannot watch pid \(process.pid) again: \(error); it was stopped: resumed, and runs on unsupervised")
+        } catch {
+            log.error("\(app.name): cannot watch pid \(process.pid) again, and it was stopped, and cannot be resumed either: \(error)")
+        }
     }
 
     /// After every process and held socket was taken back at start: a survivor left stopped
@@ -292,9 +308,10 @@ extension Daemon {
     func keepOrResumeStoppedSurvivors(recorded: RecoveryState?) {
         let found = persistence.stoppedSurvivors
         persistence.stoppedSurvivors = []
+        defer { persistence.socketsNotTakenBack = [:] }
         for id in found {
             guard let app = apps[id], let process = app.process else { continue }
-            var missing: [String] = []
+            var missing = persistence.socketsNotTakenBack[app.id] ?? []
             if let listed = recorded?.sockets(app: app.name, process.pidfd) {
                 missing = takeBackSockets(listed.filter { registry.socket(app: app.id, name: $0.name) == nil }, of: app, from: process)
             }

@@ -29,6 +29,10 @@ final class Persistence {
     /// decides, once every held socket is back, to keep each so or resume it
     /// (``Daemon/keepOrResumeStoppedSurvivors(recorded:)``).
     var stoppedSurvivors: [AppID] = []
+    /// At start: the held sockets the service manager's store gave back that voipd could not
+    /// hold again (its epoll set refused them), by app. A survivor kept stopped without one
+    /// would sleep through what arrives on it: it is resumed, to register it again.
+    var socketsNotTakenBack: [AppID: [String]] = [:]
 
     init(arguments: [String], state: State) {
         self.arguments = arguments

@@ -23,3 +23,8 @@ func processState(_ pid: pid_t) -> Character? { ProcFS.state(of: pid) }
 
 /// How many descriptors a process has open.
 func openDescriptorCount(_ pid: pid_t) -> Int { ProcFS.descriptors(of: pid).count }
+
+/// The children of `pid`'s main thread (/proc/PID/task/PID/children).
+func childProcesses(of pid: pid_t) -> [pid_t] {
+    (ProcFS.read("/proc/\(pid)/task/\(pid)/children") ?? "").split(separator: " ").compactMap { pid_t($0) }
+}
