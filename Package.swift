@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "VoipdAdoptionTests", dependencies: ["VoipdAdoption", "VoipdVocabulary", "VoipdSystem"]),
         .testTarget(name: "VoipdTransferServiceTests", dependencies: ["VoipdTransferService", "VoipdTransfers", "VoipdSystem", "VoipdVocabulary", "VoipdTestSupport", "voipd-transfer"]),
         .testTarget(name: "VoipdProtocolTests", dependencies: ["VoipdProtocol", "VoipdVocabulary", "VoipdTransfers"]),
-        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdDaemon", "VoipdConfiguration", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem",
+        .testTarget(name: "VoipdDaemonTests", dependencies: ["VoipdAdoption", "VoipdDaemon", "VoipdConfiguration", "VoipdLifecycle", "VoipdProtocol", "VoipdSystem",
                                                         "VoipdTestSupport", "VoipdTransfers", "VoipdVocabulary"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "VoipdSystem", "VoipdTestSupport", "VoipdVocabulary"]),
         .testTarget(

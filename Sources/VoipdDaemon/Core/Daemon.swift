@@ -184,28 +184,38 @@ public final class Daemon {
         // during the exec, and checks a stop the old program had not confirmed) is done now,
         // not when some later event happens to wake the loop.
         drainDeferredInputs()
-        while running {
-            watchNotifierBacklog()
-            rearmTimer()
-            let woken = loop.wait(timeoutMilliseconds: loopWait) { source, events in
-                // A wake's bookkeeping first: what the app needed was done before blocking.
-                settleWakeBookkeeping()
-                dispatch(source, events)
-                drainDeferredInputs()
-            }
-            if !woken { settleWakeBookkeeping() }
-            fireTimersTheTimerfdMissed()
-            flushBroadcasts()
-            saveStateIfDue()
-            if let request = persistence.pendingUpgrade {
-                persistence.pendingUpgrade = nil
-                performUpgrade(requestedBy: request)
-            } else if persistence.upgradeBySignal {
-                persistence.upgradeBySignal = false
-                performUpgrade(requestedBy: nil)
-            }
-        }
+        while running { turn() }
         shutDown()
+    }
+
+    /// One turn of the loop: wait (at most ``loopWait``), serve what is ready, then what
+    /// every turn ends with.
+    func turn() {
+        watchNotifierBacklog()
+        rearmTimer()
+        let woken = loop.wait(timeoutMilliseconds: loopWait) { source, events in
+            // A wake's bookkeeping first: what the app needed was done before blocking.
+            settleWakeBookkeeping()
+            dispatch(source, events)
+            drainDeferredInputs()
+        }
+        if !woken {
+            // The bounded wait ran out (the woken app said nothing): the wake's bookkeeping
+            // now, and what it raised (an adopted program's keep-alive, a transfer's delivery
+            // once the app is back) before blocking again, not whenever some event comes.
+            settleWakeBookkeeping()
+            drainDeferredInputs()
+        }
+        fireTimersTheTimerfdMissed()
+        flushBroadcasts()
+        saveStateIfDue()
+        if let request = persistence.pendingUpgrade {
+            persistence.pendingUpgrade = nil
+            performUpgrade(requestedBy: request)
+        } else if persistence.upgradeBySignal {
+            persistence.upgradeBySignal = false
+            performUpgrade(requestedBy: nil)
+        }
     }
 
     private func dispatch(_ source: EventSource, _ events: EpollEvents) {
@@ -264,6 +274,8 @@ public final class Daemon {
     func fireTimersTheTimerfdMissed() {
         guard let unarmed = timers.unarmedDeadline, now >= unarmed else { return }
         handleTimers()
+        // What the timers raised (a stop a look at /proc confirmed), at once, not after the next wait.
+        drainDeferredInputs()
     }
 
     private func handleTimers() {
