@@ -16,6 +16,7 @@ extension AppLifecycle {
         case .acknowledged(let id): acknowledged(id, &turn)
         case .stopConfirmed: stopConfirmed(&turn)
         case .stopFailed(let message): stopFailed(message, &turn)
+        case .resumeFailed(let message): resumeFailed(message, &turn)
         case .socketReady(let readiness): socketReady(readiness, &turn)
         case .transferEventsReady(let delivery): transferEventsReady(delivery, &turn)
         case .processExited(let end): processExited(end, &turn)
@@ -162,6 +163,16 @@ extension AppLifecycle {
         turn.emit(.disarmSockets)
         enter(.background(taskBudgetDeadline: nil, wakeUnhandled: false), reason, &turn)
         beginTermination(TerminationReason(.suspendFailed, reason), &turn)
+    }
+
+    /// The app could not be continued: stopped or frozen still, it would handle nothing while
+    /// its record says it runs (a call it was woken for would ring nowhere), and nothing
+    /// would ever stop the record saying so. It is killed (SIGKILL ends a stopped process,
+    /// and a frozen one under cgroup v2), as one whose suspension failed: not by choice,
+    /// so its held sockets stay and data relaunches it.
+    private mutating func resumeFailed(_ message: String, _ turn: inout Turn) {
+        guard phase.isAlive else { return }
+        kill(TerminationReason(.suspendFailed, "could not be resumed: \(message)"), &turn)
     }
 
     /// What a suspension starts: the reclaim of a locked screen, and the timers of the reclaim

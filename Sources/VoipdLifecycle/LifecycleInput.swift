@@ -66,6 +66,10 @@ public enum LifecycleInput: Equatable, Sendable {
     /// not written (the system's error in words); or a suspended process found running
     /// (someone else's `SIGCONT`) could not be stopped again. The process runs on.
     case stopFailed(String)
+    /// The resume asked for (`.resume`) failed: the signal could not be sent, or the freezer
+    /// not thawed (the system's error in words). The process stays stopped or frozen, and
+    /// runs no code.
+    case resumeFailed(String)
     /// Data or a hang-up on a held VoIP socket.
     case socketReady(SocketReadiness)
     /// Background transfers have events for the app (docs/TRANSFERS.md): a suspended app is

@@ -66,6 +66,29 @@ struct SyscallFaultTests {
         }
     }
 
+    @Test("voipd's SIGCONT of a suspended app woken by data fails (EPERM), on the wake path and again as the lifecycle's resume: the app is not left stopped while voipd's record says it runs; it is killed (suspendFailed: could not be resumed), and the data relaunches it",
+          .enabled(if: SyscallFaults.available, "needs strace"))
+    func resumeThatFails() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone")
+        try harness.suspend(app)
+        // voipd's next two kill(2) calls: the SIGCONTs of the app's process group.
+        let faults = try SyscallFaults(pid: harness.daemon.pid, failing: "kill", with: "EPERM", when: "1..2", in: harness.directory)
+        defer { faults.detach() }
+        try remote.write("INVITE")
+        let ended = try harness.waitForState("phone", .terminated)
+        #expect(ended.reason.hasPrefix("suspendFailed: could not be resumed: "), "\(ended)")
+        #expect(harness.log.contains("phone: cannot resume pid \(app.pid)"), "\(harness.log)")
+        #expect(try harness.status("phone").terminationReason?.code.rawValue == "suspendFailed")
+
+        // Not ended by choice: its held socket stays, and the data brings it back.
+        let relaunched = try harness.acceptApp("phone")
+        #expect(relaunched.pid != app.pid)
+        try relaunched.expectEvent(.voipSocketReadable)
+        #expect(try relaunched.expectRead("sip") == .data("INVITE"))
+    }
+
     /// A voipd with a launched app `phone` holding a VoIP socket; `prepare`, then voipd's next
     /// kill(2) fails with EPERM: the next SIGSTOP of a launched app's process group (its pidfd
     /// signals are another call); then `body`, with the app and the far end of its socket.

@@ -494,8 +494,13 @@ public final class Daemon {
         if process.stopEvidence != nil { noticeUnexpectedResume(of: app, restop: false) }
         do {
             try suspender.resume(process)
+        } catch Errno.noSuchProcess {
+            // Ended already: its end comes through its pidfd, and settles the app.
+            log.info("\(app.name): pid \(process.pid) ended before it could be resumed")
         } catch {
-            log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
+            // Stopped or frozen still, while its lifecycle says it runs: its lifecycle ends it.
+            log.warning("\(app.name): cannot resume pid \(process.pid): \(error); it is ended instead")
+            feedLater(app, .resumeFailed("\(error)"))
         }
     }
 

@@ -387,15 +387,21 @@ extension Daemon {
         // Only a process really stopped is continued ('t', a debugger's stop, is not ours).
         // voipd stops only apps in the background: one found stopped was there.
         let wasStopped = suspender.isStopped(process)
+        var failure: (any Error)?
         if wasStopped {
             do {
                 try suspender.resume(process)
+            } catch Errno.noSuchProcess {
+                // Ended: its end comes through its pidfd.
             } catch {
-                log.warning("\(app.name): cannot resume pid \(process.pid): \(error)")
+                failure = error
             }
         }
-        log.notice("\(app.name): pid \(process.pid) still running from before voipd started\(wasStopped ? "; it was stopped: resumed" : "")")
+        let how = !wasStopped ? "" : failure.map { "; it was stopped, and cannot be resumed: \($0); it is ended instead" } ?? "; it was stopped: resumed"
+        log.log(failure == nil ? .notice : .warning, "\(app.name): pid \(process.pid) still running from before voipd started\(how)")
         feed(app, .launched(inBackground: inBackground || wasStopped, reason: "still running when voipd started"))
+        // Left stopped, it would be supervised as running and handle nothing.
+        if let failure { feed(app, .resumeFailed("\(failure)")) }
     }
 }
 

@@ -74,6 +74,13 @@ enum LifecycleMatrix {
                                              .deliver(.willTerminate), .start(.acknowledgement)])
                 .unconnected(.to(.background, [.resume, .disarm, .transition(.suspended, .background), .requestExit, .start(.exitGrace)])),
             terminated: .nothing),
+        // A resume that failed leaves the process stopped, whatever its record says: it is
+        // killed, not by choice (data relaunches it).
+        row(.resumeFailed("kill(-42, SIGCONT): Operation not permitted"),
+            notRunning: .nothing,
+            active: killed(.suspendFailed), inactive: killed(.suspendFailed), background: killed(.suspendFailed),
+            suspending: killed(.suspendFailed), suspended: killed(.suspendFailed),
+            terminated: .nothing),
     ] + [
         (ProcessEnd.exited(code: 0), TerminationReason.Code.exited),
         (.signaled(signal: 11, name: "SIGSEGV"), .crashed),

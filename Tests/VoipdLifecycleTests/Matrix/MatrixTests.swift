@@ -26,7 +26,7 @@ struct MatrixTests {
         let named = Set(LifecycleMatrix.rows.map { Self.caseName($0.input) })
         let all: Set<String> = [
             "launched", "takenBackSuspended", "launchFailed", "connected", "disconnected", "foregroundRequested", "backgroundRequested",
-            "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "stopFailed", "socketReady", "processExited",
+            "interruptionBegan", "interruptionEnded", "acknowledged", "stopConfirmed", "stopFailed", "resumeFailed", "socketReady", "processExited",
             "beginBackgroundTask", "endBackgroundTask", "setKeepAlive", "setAudioSessionActive", "timerFired", "terminateRequested",
             "killRequested", "memoryPressureKill", "reclaimRequested", "hibernateRequested", "screenLocked", "screenUnlocked",
             "heldSocketsChanged", "transferEventsReady", "quietMeasured", "policyChanged", "shutdown",
@@ -54,6 +54,7 @@ struct MatrixTests {
         case .acknowledged: return "acknowledged"
         case .stopConfirmed: return "stopConfirmed"
         case .stopFailed: return "stopFailed"
+        case .resumeFailed: return "resumeFailed"
         case .socketReady: return "socketReady"
         case .transferEventsReady: return "transferEventsReady"
         case .processExited: return "processExited"

@@ -123,6 +123,7 @@ struct LifecycleRun {
         case 15: feed(.setKeepAlive(argument == 0 ? nil : FuzzTarget.durations[Int(argument) % FuzzTarget.durations.count]))
         case 16, 17: fireEarliestTimer()
         case 18: feed(.terminateRequested)
+        case 19 where argument & 0x80 != 0: feed(.resumeFailed("fuzz"))
         case 19: feed(.killRequested)
         case 20: feed(.memoryPressureKill)
         case 21: feed(.reclaimRequested)
@@ -164,7 +165,7 @@ struct LifecycleRun {
         case .setKeepAlive: [15]
         case .timerFired: [16, 17]
         case .terminateRequested: [18]
-        case .killRequested: [19]
+        case .killRequested, .resumeFailed: [19]
         case .memoryPressureKill: [20]
         case .reclaimRequested: [21]
         case .screenLocked: [22]
