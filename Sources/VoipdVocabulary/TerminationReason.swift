@@ -17,8 +17,8 @@ public struct TerminationReason: Equatable, Sendable, Codable, CustomStringConve
         case terminated
         /// The app opted out of suspension (exits-on-suspend).
         case exitsOnSuspend
-        /// voipd could not suspend it (the signal or the freezer failed), so ended it
-        /// instead; or could not resume it, so killed it.
+        /// voipd could not suspend it (the signal or the freezer failed, or the stop never
+        /// landed), so ended it instead; or could not resume it, so killed it.
         case suspendFailed
         /// Killed to free memory (jetsam).
         case memoryPressure

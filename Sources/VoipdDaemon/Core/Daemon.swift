@@ -10,6 +10,8 @@ enum DaemonTimer: Hashable, Sendable, Codable {
     case app(AppID, LifecycleTimer)
     /// Look at /proc for a stop no SIGCHLD will confirm (the app is not voipd's child).
     case stopCheck(AppID)
+    /// The app's stop or freeze is not done within ``Daemon/stopDeadline``: it is ended instead.
+    case stopDeadline(AppID)
     /// Tell the service manager voipd is alive (WATCHDOG=1).
     case serviceWatchdog
     /// Tell the service manager how things are (STATUS=), at most once a second.
@@ -293,6 +295,8 @@ public final class Daemon {
                 if kind == .connect { finishLaunchWaiters(app) }
             case .stopCheck(let name):
                 if let app = apps[name] { checkStop(app) }
+            case .stopDeadline(let name):
+                if let app = apps[name] { stopDeadlinePassed(app) }
             case .serviceWatchdog:
                 notifier.notify(["WATCHDOG=1"])
                 if let interval = notifier.watchdogInterval { timers.set(.serviceWatchdog, deadline: now + interval) }
@@ -415,7 +419,7 @@ public final class Daemon {
     /// Brings ``AppTable/stopsAwaited`` in line with the app's phase, once its actions are done.
     func noteStopAwaited(_ app: AppRecord) {
         if app.lifecycle.phase == .suspending {
-            apps.stopsAwaited.insert(app.id)
+            if apps.stopsAwaited.insert(app.id).inserted { timers.set(.stopDeadline(app.id), deadline: now + Self.stopDeadline) }
             if app.process?.stopsAreReported == true {
                 apps.reportedStopsAwaited.insert(app.id)
                 reportingStops = true
@@ -424,6 +428,7 @@ public final class Daemon {
         }
         if apps.stopsAwaited.remove(app.id) != nil {
             timers.cancel(.stopCheck(app.id))
+            timers.cancel(.stopDeadline(app.id))
             if let process = app.process { stopAwaitingFreeze(of: process) }
         }
         apps.reportedStopsAwaited.remove(app.id)
@@ -554,6 +559,27 @@ public final class Daemon {
             timers.set(.stopCheck(app.id), deadline: now + process.stopCheckDelay)
             process.stopCheckDelay = min(process.stopCheckDelay * 2, .milliseconds(100))
         }
+    }
+
+    /// How long a stop (or freeze) may take before the app is ended instead. A stop lands
+    /// within microseconds, a freeze within a scheduler tick; one that has not landed after
+    /// this never will while some task of the app sleeps in the kernel uninterruptibly (D
+    /// state: a hung NFS server, a FUSE server that is itself frozen, a vfork parent whose
+    /// child is stopped), and such an app neither runs nor is suspended. Real time, not
+    /// scaled by `timeScale`: how long the kernel takes does not shrink with the tests' clock.
+    static let stopDeadline: Duration = .seconds(5)
+
+    /// The app's stop is still not confirmed ``stopDeadline`` after it was asked for: as iOS
+    /// does with an app that cannot be suspended, it is dealt with. It is continued (or thawed)
+    /// and ended as one whose stop failed (`suspendFailed`): told willTerminate if it can be,
+    /// then killed; its held sockets stay, and data relaunches it.
+    func stopDeadlinePassed(_ app: AppRecord) {
+        guard app.lifecycle.phase == .suspending, let process = app.process else { return }
+        // The last look, in case the stop landed since the previous one.
+        if suspender.isStopped(process) { return checkStop(app) }
+        let why = "not \(process.cgroup == nil ? "stopped" : "frozen") within \(Int(Self.stopDeadline.seconds)) s (a task in uninterruptible sleep?)"
+        log.warning("\(app.name): pid \(process.pid) \(why); it is ended instead")
+        feed(app, .stopFailed(why))
     }
 
     private func send(_ signal: CInt, to app: AppRecord, reason: String) {
