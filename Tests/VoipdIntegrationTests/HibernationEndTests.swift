@@ -76,6 +76,31 @@ struct HibernationEndTests {
         }
     }
 
+    @Test("voipd asked to stop (SIGTERM) during a page-out: the hibernate request is answered with an error saying so before its connection closes, the app is resumed with every other (nothing is left stopped), and voipd exits 0",
+          .disabled(if: underSanitizer, hibernationUnderSanitizer))
+    func shutdownDuringPageOut() throws {
+        try Self.withPageOutUnderWay { harness, client in
+            let pid = try #require(try harness.status("wide").pid)
+            let (hibernate, status) = try Self.answersAfterStopping(harness, client)
+            #expect(status.ok, "\(status.json)")
+            #expect(!hibernate.ok && hibernate.code == "invalidState", "\(hibernate.json)")
+            #expect(hibernate.message == "voipd stopped before wide's page-out was done", "\(hibernate.json)")
+            #expect(try harness.daemon.waitForExit(.seconds(20)) == .exited(0))
+            #expect(processState(pid) != "T", "wide was left stopped")
+            #expect(harness.log.contains("wide: page-out ended: voipd stopped before wide's page-out was done"), "\(harness.log)")
+        }
+    }
+
+    /// Asks for `status` (request 2) behind the hibernate request, and once it is answered
+    /// (the page-out then under way) sends voipd SIGTERM; returns the answers to both.
+    static func answersAfterStopping(_ harness: DaemonHarness, _ client: RawClient) throws -> (hibernate: RawClient.Answer, status: RawClient.Answer) {
+        try client.send(try WireCodec().packet(.status, AppQueryRequest(id: 2, name: "wide")))
+        let status = try client.reply(timeout: .seconds(60))
+        #expect(status.id == 2, "\(status.json)")
+        try harness.daemon.pidfd.send(SIGTERM)
+        return (try client.reply(timeout: .seconds(60)), status)
+    }
+
     @Test("an in-place upgrade during a page-out: the hibernate request is answered, to ask again; the app stays suspended",
           .disabled(if: underSanitizer, hibernationUnderSanitizer))
     func upgradeDuringPageOut() throws {

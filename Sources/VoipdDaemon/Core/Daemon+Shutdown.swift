@@ -7,6 +7,7 @@ extension Daemon {
     /// and reconnects to the next voipd), then the control socket is removed.
     func shutDown() {
         notifier.notify(["STOPPING=1", "STATUS=stopping: resuming suspended apps"])
+        endPageOutsBeforeShutdown()
         for app in apps.values.sorted(by: { $0.name < $1.name }) { feed(app, .shutdown) }
         for client in Array(clients.values) { closeClient(client) }
         // Agents end with their sockets; the records say where each transfer stands.

@@ -196,9 +196,19 @@ extension Daemon {
     /// not go on with them, nor answer the `voipctl hibernate` waiting), so each ends here,
     /// its request told to ask again. What was paged out stays so; the app stays suspended.
     func endPageOutsBeforeUpgrade() {
+        endPageOuts { "voipd was upgraded in place before \($0)'s page-out was done: ask again" }
+    }
+
+    /// Before a shutdown (SIGTERM): the app is resumed with every suspended app, and the
+    /// `voipctl hibernate` waiting is told why its page-out ends, before its connection closes.
+    func endPageOutsBeforeShutdown() {
+        endPageOuts { "voipd stopped before \($0)'s page-out was done" }
+    }
+
+    private func endPageOuts(saying message: (String) -> String) {
         for (name, state) in hibernations.apps {
             guard case .pagingOut(let job) = state else { continue }
-            endPageOut(job, of: name, saying: "voipd was upgraded in place before \(name.name)'s page-out was done: ask again")
+            endPageOut(job, of: name, saying: message(name.name))
         }
     }
 
