@@ -43,6 +43,9 @@ public struct Epoll: ~Copyable {
 
     deinit { buffer.deallocate() }
 
+    /// The most registrations one ``wait(timeoutMilliseconds:_:)`` reports (its `maxevents`).
+    public var maxEventsPerWait: Int { buffer.count }
+
     /// `epoll_ctl(EPOLL_CTL_ADD)`.
     public func add(_ fd: borrowing FileDescriptor, events: EpollEvents, token: UInt64) throws(Errno) {
         try control(EPOLL_CTL_ADD, fd.rawValue, events, token, "epoll_ctl(ADD)")

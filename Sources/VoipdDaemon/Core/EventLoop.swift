@@ -138,7 +138,8 @@ final class EventLoop {
     /// Whether the held sockets were looked at, and found quiet or served, since the last
     /// control request: by ``takeUrgent(_:)``, or by the loop's wait, whose batch serves
     /// them before anything else. The daemon serves a request only after such a look and
-    /// clears this; the wait's look spares the one request after it a system call.
+    /// clears this; the wait's look spares the one request after it a system call, unless
+    /// the wait took as many as it may (``Epoll/maxEventsPerWait``): more may be ready then.
     var urgentLooked = false
 
     /// The registrations ready, kept between turns for their capacity.
@@ -155,8 +156,11 @@ final class EventLoop {
         heldSet.wait(timeoutMilliseconds: timeoutMilliseconds) { readiness in
             if readiness.token == othersToken { othersReady = true } else { batch.append(readiness) }
         }
+        // A full batch may have left held sockets ready (the kernel hands out the ready list
+        // in order, so they come first in the next wait): the first request of this batch
+        // looks at them before it is served, as any other does.
+        urgentLooked = batch.count + (othersReady ? 1 : 0) < heldSet.maxEventsPerWait
         if othersReady { others.wait(timeoutMilliseconds: 0) { batch.append($0) } }
-        urgentLooked = true
         for readiness in batch {
             if let source = sources[readiness.token] { body(source, readiness.events) }
         }
