@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates Deploy/startup.order, the functions voipd runs from exec to READY=1, then to its
-# first request, and voipctl to its exit, in the order they first run. Deploy/build-release.sh
-# hands it to lld (--symbol-ordering-file), which puts them side by side at the front of the
+# Regenerates Deploy/startup.order, the functions voipd runs from exec to READY=1 (a first start
+# and a start with the records it left), then to its first request, and voipctl to its exit,
+# in the order they first run. Deploy/build-release.sh hands it to lld (--symbol-ordering-file), which puts them side by side at the front of the
 # text: start-up then maps a few hundred KiB of code instead of 64 KiB around each of a
 # hundred places in 10 MB. Run it after a change to what start-up does, and commit the file;
 # a stale order costs resident memory, never correctness.
@@ -45,19 +45,23 @@ notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 notify.bind(work + "/notify.sock")
 notify.settimeout(300)
 grind = ["valgrind", "--tool=callgrind", "--demangle=no", "--dump-instr=no"]
-# The first part of its profile (voipd.out.1) ends where READY=1 is sent.
-daemon = subprocess.Popen(grind + ["--dump-before=*ServiceNotifierC6notify*", "--callgrind-out-file=" + work + "/voipd.out", work + "/voipd",
-                          "--socket", work + "/voipd.sock", "--config", work + "/voipd.json",
-                          "--apps-directory", work + "/apps.d", "--log-level", "warning"],
-                          env=dict(os.environ, NOTIFY_SOCKET=work + "/notify.sock"))
-try:
-    while b"READY=1" not in notify.recv(4096):
-        pass
-    subprocess.run(grind + ["--callgrind-out-file=" + work + "/voipctl.out", work + "/voipctl",
-                   "--socket", work + "/voipd.sock", "status"], check=True, stdout=subprocess.DEVNULL)
-finally:
-    daemon.send_signal(signal.SIGTERM)
-    daemon.wait()
+# Two starts: the first after an install (no records yet), then one with the records the
+# first left (the transfer service's state decoded, not written): every later start's path.
+# The first part of each profile (voipd.out.1, again.out.1) ends where READY=1 is sent.
+for profile in ["voipd.out", "again.out"]:
+    daemon = subprocess.Popen(grind + ["--dump-before=*ServiceNotifierC6notify*", "--callgrind-out-file=" + work + "/" + profile, work + "/voipd",
+                              "--socket", work + "/voipd.sock", "--config", work + "/voipd.json",
+                              "--apps-directory", work + "/apps.d", "--log-level", "warning"],
+                              env=dict(os.environ, NOTIFY_SOCKET=work + "/notify.sock"))
+    try:
+        while b"READY=1" not in notify.recv(4096):
+            pass
+        if profile == "voipd.out":
+            subprocess.run(grind + ["--callgrind-out-file=" + work + "/voipctl.out", work + "/voipctl",
+                           "--socket", work + "/voipd.sock", "status"], check=True, stdout=subprocess.DEVNULL)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait()
 PYTHON
 
 # The functions of each stage in the order callgrind first met them (its fn= and cfn= lines),
@@ -93,9 +97,11 @@ for archive in sorted(glob.glob(static + "/*.a")):
             (whole if sections.get(fields[6]) == ".text" else own).add(fields[7])
 whole -= own
 
-ready = sorted(glob.glob(work + "/voipd.out.*"), key=lambda path: int(path.rsplit(".", 1)[1]))
-stages = [functions(ready[0]) if ready else [],
-          [name for profile in ready[1:] + [work + "/voipd.out"] for name in functions(profile)],
+def parts(profile):
+    return sorted(glob.glob(work + "/" + profile + ".*"), key=lambda path: int(path.rsplit(".", 1)[1])) + [work + "/" + profile]
+starts = [parts("voipd.out"), parts("again.out")]
+stages = [[name for start in starts for name in functions(start[0])],
+          [name for start in starts for profile in start[1:] for name in functions(profile)],
           functions(work + "/voipctl.out")]
 seen = set()
 for stage in stages:
