@@ -1,4 +1,5 @@
 import Foundation
+import FoundationNetworking
 
 /// The flow control URLSession lacks on Linux, as its delegate queue. URLSession's loop
 /// reads the network as fast as data comes and hands every 16 KiB chunk to the delegate
@@ -12,6 +13,10 @@ import Foundation
 /// URLSession calls that wait for its loop (making a task, `resume()`, `cancel()`) must
 /// not be made on the delegate's queue, which the loop may be waiting for: the agent makes
 /// them on each attempt's own queue, for each attempt's own session (`TransferAgent`).
+///
+/// Every `limit` calls the loop that makes one also lets go of URLSession's queue for a turn
+/// (``yieldLoop()``): every session's loop runs on one serial queue, and a download faster
+/// than the agent holds it for as long as it lasts.
 final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// About 8 MiB of queued chunks, and as many more in the batch being run.
     static let limit = 512
@@ -21,6 +26,8 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [@Sendable () -> Void] = []
     private var drainScheduled = false
+    /// Calls taken since a loop last let go of URLSession's queue.
+    private var sinceYield = 0
 
     init(target: DispatchQueue) {
         self.target = target
@@ -40,6 +47,11 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// locks and a dispatch for each 16 KiB.
     override func addOperation(_ block: @Sendable @escaping () -> Void) {
         condition.lock()
+        sinceYield += 1
+        let yield = sinceYield >= Self.limit
+        if yield { sinceYield = 0 }
+        // Once the call is run or queued, either way.
+        defer { if yield { yieldLoop() } }
         if pending.isEmpty && !drainScheduled {
             // Every call comes from URLSession's serial work queue (its sessions' queues all
             // target one), so no other call can overtake this one between the unlock and
@@ -55,6 +67,55 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         drainScheduled = true
         condition.unlock()
         if schedule { target.async { self.drain() } }
+    }
+
+    // MARK: - Letting go of URLSession's queue
+
+    /// The loop's queue of a session, as ``yieldLoop()`` finds it: a weak reference (the
+    /// queue holds it as its specific value).
+    private final class LoopQueue: @unchecked Sendable {
+        weak var queue: DispatchQueue?
+        init(_ queue: DispatchQueue) { self.queue = queue }
+    }
+
+    private static let loopKey = DispatchSpecificKey<LoopQueue>()
+    /// A session of no task, whose turns on URLSession's queue ``yieldLoop()`` waits for.
+    private let turns = URLSession(configuration: .ephemeral)
+    private var missingLoopReported = false
+
+    /// Marks the queue `session`'s loop runs on, for ``yieldLoop()``. In swift-corelibs-
+    /// foundation 6.3 it is the `queue` of the session's `multiHandle` (internal: found by
+    /// reflection); every session's queues there target one serial queue
+    /// (`URLSession.sharedQueue`), so the loops and the calls that wait for them
+    /// (`workQueue.sync`) of all the agent's sessions take turns on one thread.
+    func register(_ session: URLSession) {
+        guard let queue = Mirror(reflecting: session).descendant("multiHandle", "queue") as? DispatchQueue else {
+            condition.lock()
+            let report = !missingLoopReported
+            missingLoopReported = true
+            condition.unlock()
+            if report { Log.error("URLSession's loop queue is not where it was (multiHandle.queue): a fast download may hold off the other attempts") }
+            return
+        }
+        queue.setSpecific(key: Self.loopKey, value: LoopQueue(queue))
+    }
+
+    /// Lets the loop making this call go of URLSession's queue after the libcurl pass it is
+    /// in, for a turn: its queue is suspended, and resumed once URLSession's queue has come to
+    /// a call of ``turns`` made now, after what waited already (other sessions' task
+    /// creations, `resume()`, `cancel()`, their sockets' events).
+    ///
+    /// Without it a download that comes faster than the agent takes it held URLSession's
+    /// queue for as long as it lasted: libcurl (7.88) ends a pass over a socket that still
+    /// has data by asking to be run again at once (a timeout of 0), FoundationNetworking
+    /// queues that run on the loop's queue from within the pass, and libdispatch drains a
+    /// serial queue until it is empty or suspended. `AgentCommandTests.startBesideFastDownload`
+    /// under load: 45 attempts waited in `dataTask(with:)` for a minute and more.
+    private func yieldLoop() {
+        guard let queue = DispatchQueue.getSpecific(key: Self.loopKey)?.queue else { return }
+        queue.suspend()
+        // The queue is held here until it is resumed: a suspended queue must not be freed.
+        turns.getAllTasks { _ in queue.resume() }
     }
 
     /// Runs what is pending, batch after batch, until nothing is.

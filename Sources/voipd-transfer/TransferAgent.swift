@@ -13,11 +13,11 @@ import VoipdVocabulary
 /// (making a task, `resume()`, `cancel()`: `workQueue.sync` in swift-corelibs-foundation
 /// 6.3) get their turn only when the loop lets go, and a loop held at the delegate queue's
 /// bound by a download that comes faster than it is written does not: libcurl goes on with
-/// that transfer as long as its socket has data. With one session for all, an attempt
-/// started beside such a download waited for it; the old way out, letting the loop past the
-/// bound while the agent waited, let the delegate queue grow by hundreds of MiB
-/// (`AgentCommandTests.startBesideFastDownload`). An attempt's own session has a loop that
-/// waits for nothing of the others'.
+/// that transfer as long as its socket has data. Nor do separate sessions make separate
+/// loops: every session's queues target one serial queue (`URLSession.sharedQueue`). The
+/// delegate queue makes the loop let go of it every so often (``BoundedDelegateQueue``'s
+/// `yieldLoop()`); the old way out, letting the loop past the bound while the agent waited,
+/// let the delegate queue grow by hundreds of MiB (`AgentCommandTests.startBesideFastDownload`).
 final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let queue: DispatchQueue
     private let channel: ParentChannel
@@ -130,6 +130,7 @@ final class TransferAgent: NSObject, URLSessionDataDelegate, @unchecked Sendable
     /// stopped or replaced before its task existed never runs it.
     private func run(_ attempt: Attempt, makingTaskWith makeTask: @escaping @Sendable (URLSession) -> URLSessionTask) {
         let session = URLSession(configuration: sessionConfiguration, delegate: self, delegateQueue: delegateQueue)
+        delegateQueue.register(session)
         attempt.session = session
         let (id, calls) = (attempt.order.task, attempt.calls)
         calls.async { [self] in

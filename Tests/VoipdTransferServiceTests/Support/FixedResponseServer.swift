@@ -15,6 +15,7 @@ final class FixedResponseServer: @unchecked Sendable {
     private var stopping = false
     private var serving = true
     private var sent = 0
+    private var connections = 0
 
     init(response: [UInt8], thenZeros zeros: Int = 0) throws {
         listener = try Socket.listenTCP()
@@ -39,6 +40,13 @@ final class FixedResponseServer: @unchecked Sendable {
         return sent
     }
 
+    /// The connections accepted so far.
+    var accepted: Int {
+        state.lock()
+        defer { state.unlock() }
+        return connections
+    }
+
     private var isStopping: Bool {
         state.lock()
         defer { state.unlock() }
@@ -60,6 +68,9 @@ final class FixedResponseServer: @unchecked Sendable {
     /// until the zeros are sent, the client has gone, or the server stops.
     private func answerOne() throws {
         guard case .processed(let connection) = try Socket.accept(listener, nonBlocking: false) else { return }
+        state.lock()
+        connections += 1
+        state.unlock()
         var request: [UInt8] = []
         let end = Array("\r\n\r\n".utf8)
         while !(request.count >= end.count && Array(request.suffix(end.count)) == end), try waitReadable(connection, timeoutMilliseconds: 5000) {
