@@ -78,7 +78,14 @@ public final class VoipdConnection {
                                   reply decodeReply: (ArraySlice<UInt8>) throws -> Reply<Result>) throws -> (Result, DescriptorBag) {
         let id = nextRequestID
         nextRequestID += 1
-        try sendPacket(packet(id), descriptors: descriptors)
+        lastRequestWasNotSent = false
+        do {
+            try sendPacket(packet(id), descriptors: descriptors)
+        } catch VoipdError.disconnected {
+            // sendmsg sends the whole frame or fails having sent none of it.
+            lastRequestWasNotSent = true
+            throw VoipdError.disconnected
+        }
         let deadline = MonotonicInstant.now + timeout
         while true {
             let frame = try nextReplyFrame(before: deadline, waitingFor: "the reply to \(type)")
@@ -178,6 +185,11 @@ public final class VoipdConnection {
 
     /// Whether voipd has closed its end (`POLLRDHUP`): requests can only fail on it.
     public var peerHasClosed: Bool { Socket.peerHasClosed(descriptor) }
+
+    /// Whether the last request failed before any of it left this process: its send found
+    /// the connection closed by voipd, which so neither read nor did it (``VoipdControl``
+    /// makes such a request again on a new connection).
+    public private(set) var lastRequestWasNotSent = false
 
     /// Whether an event or transition is already waiting in this process.
     public var hasBufferedMessages: Bool { !unsolicited.isEmpty }

@@ -12,22 +12,29 @@ public final class VoipdControl {
         connection = try VoipdConnection(socketPath: socketPath)
     }
 
-    /// The connection for the next request. voipd closes a connection that is neither an app
-    /// nor following the event stream after a while without a request (`limits.helloTimeout`):
-    /// then a new one is made.
-    private func live() throws -> VoipdConnection {
-        if connection.peerHasClosed && !connection.hasBufferedMessages {
+    /// Makes a request on the connection, or on a new one when voipd had closed it. voipd
+    /// closes a connection that is neither an app nor following the event stream after a
+    /// while without a request (`limits.helloTimeout`), whenever its timer fires: a look
+    /// before the request (is it closed?) can see it open an instant before the close, and
+    /// the request then finds it closed. So the request itself tells: one whose send found
+    /// the connection closed never reached voipd (which neither read nor did it), and is
+    /// made again on a new connection. One that reached voipd is never made twice. A
+    /// connection with events or transitions still to read is kept for them.
+    private func onLiveConnection<Result>(_ request: (VoipdConnection) throws -> Result) throws -> Result {
+        do {
+            return try request(connection)
+        } catch VoipdError.disconnected where connection.lastRequestWasNotSent && !connection.hasBufferedMessages {
             connection = try VoipdConnection(socketPath: connection.socketPath)
+            return try request(connection)
         }
-        return connection
     }
 
     /// Launches the app of a manifest, by name.
     public func launchManifest(_ name: String, background: Bool = false, waitForConnection: Bool = false,
                                timeout: Duration = .seconds(30)) throws -> AppStatus {
-        let (result, _) = try live().request(.launch, {
+        let (result, _) = try onLiveConnection { connection in try connection.request(.launch, {
             LaunchRequest(id: $0, name: name, arguments: nil, background: background, waitForConnection: waitForConnection)
-        }, expecting: AppResult.self, timeout: timeout)
+        }, expecting: AppResult.self, timeout: timeout) }
         return result.app
     }
 
@@ -38,17 +45,17 @@ public final class VoipdControl {
                        background: Bool = false, waitForConnection: Bool = false, speaksProtocol: Bool = true,
                        exitsOnSuspend: Bool = false, relaunchOnData: Bool = true, adopt: [String] = [], output: CInt? = nil,
                        timeout: Duration = .seconds(30)) throws -> AppStatus {
-        let (result, _) = try live().request(.launch, {
+        let (result, _) = try onLiveConnection { connection in try connection.request(.launch, {
             LaunchRequest(id: $0, name: name, arguments: arguments, environment: environment.isEmpty ? nil : environment,
                           workingDirectory: workingDirectory, background: background, waitForConnection: waitForConnection,
                           speaksProtocol: adopt.isEmpty ? speaksProtocol : nil, exitsOnSuspend: exitsOnSuspend,
                           relaunchOnData: relaunchOnData, adopt: adopt.isEmpty ? nil : adopt)
-        }, descriptors: output.map { [$0] } ?? [], expecting: AppResult.self, timeout: timeout)
+        }, descriptors: output.map { [$0] } ?? [], expecting: AppResult.self, timeout: timeout) }
         return result.app
     }
 
     public func status(_ name: String? = nil) throws -> [AppStatus] {
-        try live().request(.status, { AppQueryRequest(id: $0, name: name) }, expecting: StatusResult.self).0.apps
+        try onLiveConnection { connection in try connection.request(.status, { AppQueryRequest(id: $0, name: name) }, expecting: StatusResult.self).0.apps }
     }
 
     /// One app's status (throws `noSuchApp` if there is none).
@@ -58,23 +65,23 @@ public final class VoipdControl {
     }
 
     public func sockets(_ name: String? = nil) throws -> [HeldSocketStatus] {
-        try live().request(.sockets, { AppQueryRequest(id: $0, name: name) }, expecting: SocketsResult.self).0.sockets
+        try onLiveConnection { connection in try connection.request(.sockets, { AppQueryRequest(id: $0, name: name) }, expecting: SocketsResult.self).0.sockets }
     }
 
     @discardableResult
     public func command(_ verb: AppVerb, _ name: String) throws -> AppStatus {
-        try live().request(.appCommand, { AppCommandRequest(id: $0, verb: verb, name: name) }, expecting: AppResult.self).0.app
+        try onLiveConnection { connection in try connection.request(.appCommand, { AppCommandRequest(id: $0, verb: verb, name: name) }, expecting: AppResult.self).0.app }
     }
 
     @discardableResult
     public func system(_ verb: SystemVerb, level: MemoryPressureLevel? = nil, count: Int? = nil) throws -> [String] {
-        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: verb, level: level, count: count) },
-                               expecting: SystemCommandResult.self).0.apps
+        try onLiveConnection { connection in try connection.request(.systemCommand, { SystemCommandRequest(id: $0, verb: verb, level: level, count: count) },
+                               expecting: SystemCommandResult.self).0.apps }
     }
 
     /// The recent transitions; with `follow`, later ones arrive through ``nextTransition(timeoutMilliseconds:)``.
     public func events(_ name: String? = nil, follow: Bool = false, to states: [AppState]? = nil) throws -> [TransitionRecord] {
-        try live().request(.events, { EventsRequest(id: $0, name: name, follow: follow, to: states) }, expecting: EventsResult.self).0.transitions
+        try onLiveConnection { connection in try connection.request(.events, { EventsRequest(id: $0, name: name, follow: follow, to: states) }, expecting: EventsResult.self).0.transitions }
     }
 
     /// The next transition of the followed stream, within the timeout (negative: forever).
@@ -87,29 +94,29 @@ public final class VoipdControl {
 
     /// Asks voipd to re-execute itself in place; the reply comes from the new program.
     public func upgrade(timeout: Duration = .seconds(30)) throws -> UpgradeResult {
-        try live().request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0
+        try onLiveConnection { connection in try connection.request(.upgrade, { EmptyRequest(id: $0) }, expecting: UpgradeResult.self, timeout: timeout).0 }
     }
 
     /// The background transfers' tasks, of every app the caller may see, or of one.
     public func transfers(app: String? = nil) throws -> [TransferTaskStatus] {
-        try live().request(.transfers, { TransfersRequest(id: $0, app: app) }, expecting: TransferTasksResult.self).0.tasks
+        try onLiveConnection { connection in try connection.request(.transfers, { TransfersRequest(id: $0, app: app) }, expecting: TransferTasksResult.self).0.tasks }
     }
 
     /// Where background transfers take the power to come from (`auto`: what the system says).
     @discardableResult
     public func setPower(_ setting: PowerSetting) throws -> TransferConditionsResult {
-        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: .power, power: setting) },
-                           expecting: TransferConditionsResult.self).0
+        try onLiveConnection { connection in try connection.request(.systemCommand, { SystemCommandRequest(id: $0, verb: .power, power: setting) },
+                           expecting: TransferConditionsResult.self).0 }
     }
 
     /// The network as background transfers see it; fields left nil keep their values.
     @discardableResult
     public func setNetwork(_ setting: NetworkSetting) throws -> TransferConditionsResult {
-        try live().request(.systemCommand, { SystemCommandRequest(id: $0, verb: .network, network: setting) },
-                           expecting: TransferConditionsResult.self).0
+        try onLiveConnection { connection in try connection.request(.systemCommand, { SystemCommandRequest(id: $0, verb: .network, network: setting) },
+                           expecting: TransferConditionsResult.self).0 }
     }
 
     public func stats() throws -> String {
-        try live().request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus
+        try onLiveConnection { connection in try connection.request(.stats, { EmptyRequest(id: $0) }, expecting: StatsResult.self).0.prometheus }
     }
 }

@@ -144,6 +144,29 @@ struct ResourceLimitTests {
         #expect(harness.log.contains("closed after 0.5 s without hello or a request"))
     }
 
+    /// The race behind a long listing's "the connection to voipd closed" under TSan: the
+    /// harness's VoipdControl, silent for longer than helloTimeout, looked (open), then voipd's
+    /// timer closed it, then the request was sent into the closed connection. Now the request
+    /// is what looks: here it is sent only once voipd has surely closed the connection, so
+    /// its send fails, and it is made on a new connection, once (a second launch of the same
+    /// name would be refused).
+    @Test("a request sent into a connection voipd closed for its silence is made on a new connection, once")
+    func requestAfterTheHelloTimeoutClosed() throws {
+        let harness = try DaemonHarness(arguments: ["--limit", "helloTimeout=0.5"])
+        defer { harness.stop() }
+        let control = try VoipdControl(socketPath: harness.socketPath)
+        // Nothing but the end of the stream comes on a connection that follows nothing.
+        #expect(waitReadable(control.connection.descriptor.rawValue, Deadline(.seconds(20))) && control.connection.peerHasClosed,
+                "voipd did not close the silent connection")
+        // Not done twice: a second launch of a running name is refused, and would throw here.
+        _ = try control.launch([Binaries.testApp, "--report", harness.reports.path], name: "late")
+        let app = try harness.acceptApp("late")
+        #expect(!control.connection.peerHasClosed, "a new connection")
+        #expect(try control.status().map(\.name) == ["late"])
+        #expect(harness.log.contains("closed after 0.5 s without hello or a request"))
+        withExtendedLifetime(app) {}
+    }
+
     /// The issue: four clients sending `status` for 150 apps without reading took voipd from
     /// 23 MB to 705 MB, 224 MB still held afterwards. Now each connection's queue is bounded
     /// in bytes: each flooder is disconnected with a log line, voipd's peak resident memory

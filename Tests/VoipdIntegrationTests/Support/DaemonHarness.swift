@@ -70,6 +70,16 @@ final class DaemonHarness {
     /// The daemon's log so far (for failure messages).
     var log: String { ProcFS.read(logPath) ?? "" }
 
+    /// Runs `body`; an error it throws comes out with the end of voipd's log (80 lines), to
+    /// show what voipd did then.
+    func showingLogOnError<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch {
+            throw FailedWithLog(error: error, log: log.split(separator: "\n").suffix(80).joined(separator: "\n"))
+        }
+    }
+
     /// A TCP peer on loopback that lives (with every connection it accepts) until ``stop()``.
     func makePeer() throws -> TCPPeer {
         let peer = try TCPPeer()
@@ -175,6 +185,14 @@ final class DaemonHarness {
         // VOIPD_TEST_KEEP=1 keeps the directory (and the daemon's log) for a post-mortem.
         if getenv("VOIPD_TEST_KEEP") == nil { removeTree(directory) }
     }
+}
+
+/// An error, with voipd's log at the time.
+struct FailedWithLog: Error, CustomStringConvertible {
+    var error: any Error
+    var log: String
+
+    var description: String { "\(error); voipd's log:\n\(log)" }
 }
 
 /// Binds a datagram socket to a path (a notify socket).
