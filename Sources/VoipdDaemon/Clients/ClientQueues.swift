@@ -27,11 +27,15 @@ final class ClientQueues {
 
 extension Daemon {
     /// Queues a frame the kernel could not take yet. Returns false, having closed the client,
-    /// when that would put it over its bound.
+    /// when that would put it over its bound. The first frame waiting is always let wait:
+    /// the bound is at least one frame (65536 bytes), but a frame's cost counts its overhead
+    /// too, so a full frame (a list reply's, written as the client reads) cost more than the
+    /// smallest bound, and a client reading its list was closed as "not reading" whenever
+    /// such a frame found its socket full.
     func enqueue(_ packet: [UInt8], _ descriptors: DescriptorBag, for client: ClientConnection) -> Bool {
         let cost = ClientQueues.cost(of: packet, descriptors: descriptors.count)
         let bound = configuration.limits.clientQueueBytes
-        guard client.queuedBytes + cost <= bound else {
+        guard client.outbound.isEmpty || client.queuedBytes + cost <= bound else {
             descriptors.closeAll()
             log.warning("client \(client.id) (pid \(client.credentials.pid), uid \(client.credentials.uid)) is not reading: \(client.queuedBytes + cost) bytes would wait for it (limits.clientQueueBytes: \(bound)); disconnecting it")
             clients.queues.overflows += 1
