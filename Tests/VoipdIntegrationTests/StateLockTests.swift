@@ -17,7 +17,11 @@ struct StateLockTests {
         let second = try TestProcess([Binaries.voipd, "--socket", socketPath, "--state-directory", harness.directory,
                                       "--no-memory-pressure-trigger"] + Binaries.ownConfiguration(in: directory),
                                      output: output.rawValue)
-        defer { second.stop() }
+        defer {
+            second.stop()
+            // Refused, but perhaps after it made its directory in the v1 freezer hierarchy.
+            if socketPath != harness.socketPath { removeLegacyFreezerDirectory(socketPath: socketPath) }
+        }
         let status: ProcessStatus?
         do {
             status = try second.waitForExit(.seconds(20))

@@ -96,6 +96,7 @@ struct UpgradeTests {
     func otherFormatRefused(format: String) throws {
         let directory = try makeTemporaryDirectory("voipd-upgrade")
         defer { removeTree(directory) }
+        defer { removeLegacyFreezerDirectory(socketPath: directory + "/voipd.sock") }
         let app = try TestProcess(["/bin/sleep", "600"])
         defer { app.stop() }
         try app.pidfd.send(SIGSTOP)

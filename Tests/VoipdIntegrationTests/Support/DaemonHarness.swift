@@ -169,7 +169,10 @@ final class DaemonHarness {
 
     func status(_ app: String) throws -> AppStatus { try control.app(app) }
 
-    /// Stops every app process still alive (by pid), then the daemon, then removes the directory.
+    /// Stops every app process still alive (by pid), then the daemon, then removes the
+    /// directory and what voipd left in the v1 freezer hierarchy (an app frozen there dies
+    /// of the SIGKILL only once voipd's shutdown thaws it, after voipd tried to remove its
+    /// cgroup: HibernationEndTests left `voipd/INSTANCE/app-wide` behind, empty).
     func stop() {
         for app in (try? control.status()) ?? [] {
             // A raw protocol client in this process may have identified as an app.
@@ -182,6 +185,7 @@ final class DaemonHarness {
         drainNotifications()
         try? daemon.pidfd.send(SIGTERM)
         if (try? daemon.waitForExit(.seconds(10))) == nil { daemon.stop() }
+        removeLegacyFreezerDirectory(socketPath: socketPath)
         // VOIPD_TEST_KEEP=1 keeps the directory (and the daemon's log) for a post-mortem.
         if getenv("VOIPD_TEST_KEEP") == nil { removeTree(directory) }
     }

@@ -56,53 +56,72 @@ final class ScratchCgroup {
     /// Removes the scratch cgroup and everything under it; returns what could not be removed
     /// (empty when the test left nothing behind).
     @discardableResult
-    func tearDown() -> [String] {
-        guard access(path, F_OK) == 0 else { return [] }
-        var leftovers: [String] = []
-        remove(path, into: &leftovers)
-        return leftovers
-    }
+    func tearDown() -> [String] { removeCgroupTree(path, version: version) }
+}
 
-    private func remove(_ directory: String, into leftovers: inout [String]) {
-        for entry in directoryEntries(directory) where entry.isDirectory {
-            remove(directory + "/" + entry.name, into: &leftovers)
+/// Removes the cgroup `path` and everything under it, deepest first, each thawed and its
+/// processes killed and waited for; returns what could not be removed (nothing when it does
+/// not exist).
+@discardableResult
+func removeCgroupTree(_ path: String, version: CgroupVersion) -> [String] {
+    guard access(path, F_OK) == 0 else { return [] }
+    var leftovers: [String] = []
+    removeCgroup(path, version: version, into: &leftovers)
+    return leftovers
+}
+
+private func removeCgroup(_ directory: String, version: CgroupVersion, into leftovers: inout [String]) {
+    for entry in directoryEntries(directory) where entry.isDirectory {
+        removeCgroup(directory + "/" + entry.name, version: version, into: &leftovers)
+    }
+    emptyCgroup(directory, version: version)
+    // A process killed a moment ago has left cgroup.procs but may still be freeing its
+    // memory, and the cgroup is populated until it is done (v2 notifies that change).
+    let deadline = Deadline(.seconds(10))
+    while rmdir(directory) != 0 {
+        guard errno == EBUSY, !deadline.hasPassed else { return leftovers.append("\(directory): \(Errno.current("rmdir"))") }
+        if version == .v2, let events = try? openFile(directory + "/cgroup.events", flags: O_RDONLY),
+           (ProcFS.read(directory + "/cgroup.events") ?? "").contains("populated 1") {
+            _ = try? events.readToEnd(limit: 4096)
+            var poller = pollfd(fd: events.rawValue, events: Int16(POLLPRI), revents: 0)
+            _ = poll(&poller, 1, min(100, deadline.remainingMilliseconds))
+        } else {
+            _ = poll(nil, 0, 1)
         }
-        empty(directory)
-        // A process killed a moment ago has left cgroup.procs but may still be freeing its
-        // memory, and the cgroup is populated until it is done (v2 notifies that change).
+    }
+}
+
+/// Thaws the cgroup, then kills its processes and waits for each to end, round after
+/// round while new ones appear (a process forking as it was killed).
+private func emptyCgroup(_ directory: String, version: CgroupVersion) {
+    if let control = try? openFile(directory + (version == .v2 ? "/cgroup.freeze" : "/freezer.state"), flags: O_WRONLY) {
+        try? control.writeAll(Array((version == .v2 ? "0" : "THAWED").utf8))
+    }
+    for _ in 0..<50 {
+        let pids = (ProcFS.read(directory + "/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        if pids.isEmpty { return }
+        let processes = pids.compactMap { try? ProcessHandle(pid: $0) }
+        processes.forEach { try? $0.pidfd.send(SIGKILL) }
         let deadline = Deadline(.seconds(10))
-        while rmdir(directory) != 0 {
-            guard errno == EBUSY, !deadline.hasPassed else { return leftovers.append("\(directory): \(Errno.current("rmdir"))") }
-            if version == .v2, let events = try? openFile(directory + "/cgroup.events", flags: O_RDONLY),
-               (ProcFS.read(directory + "/cgroup.events") ?? "").contains("populated 1") {
-                _ = try? events.readToEnd(limit: 4096)
-                var poller = pollfd(fd: events.rawValue, events: Int16(POLLPRI), revents: 0)
-                _ = poll(&poller, 1, min(100, deadline.remainingMilliseconds))
-            } else {
-                _ = poll(nil, 0, 1)
-            }
+        for process in processes {
+            _ = waitReadable(process.pidfd.descriptor.rawValue, deadline)
+            // A child of this process is reaped; another's is its parent's business.
+            _ = try? process.pidfd.reapIfExited()
         }
     }
+}
 
-    /// Thaws the cgroup, then kills its processes and waits for each to end, round after
-    /// round while new ones appear (a process forking as it was killed).
-    private func empty(_ directory: String) {
-        if let control = try? openFile(directory + (version == .v2 ? "/cgroup.freeze" : "/freezer.state"), flags: O_WRONLY) {
-            try? control.writeAll(Array((version == .v2 ? "0" : "THAWED").utf8))
-        }
-        for _ in 0..<50 {
-            let pids = (ProcFS.read(directory + "/cgroup.procs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
-            if pids.isEmpty { return }
-            let processes = pids.compactMap { try? ProcessHandle(pid: $0) }
-            processes.forEach { try? $0.pidfd.send(SIGKILL) }
-            let deadline = Deadline(.seconds(10))
-            for process in processes {
-                _ = waitReadable(process.pidfd.descriptor.rawValue, deadline)
-                // A child of this process is reaped; another's is its parent's business.
-                _ = try? process.pidfd.reapIfExited()
-            }
-        }
-    }
+/// What a voipd on `socketPath` made in cgroup v1's freezer hierarchy and left there
+/// (`voipd/INSTANCE`, and its apps' cgroups in it), removed once the voipd has ended, with
+/// `voipd` itself when no other instance uses it. A voipd stopping for good removes it
+/// itself, but not one killed (as tests kill voipd, to restart it or to end it), nor an app's
+/// cgroup whose process was still ending as voipd stopped. Nothing when voipd made none.
+func removeLegacyFreezerDirectory(socketPath: String) {
+    guard let directory = CgroupFreezer.legacyDirectory(instance: CgroupFreezer.instanceName(forSocket: socketPath)),
+          access(directory, F_OK) == 0 else { return }
+    removeCgroupTree(directory, version: .v1)
+    // Refused (EBUSY) while another instance's directory is in it.
+    if let slash = directory.lastIndex(of: "/") { rmdir(String(directory[..<slash])) }
 }
 
 /// A pidfd in a class, to be kept in arrays.

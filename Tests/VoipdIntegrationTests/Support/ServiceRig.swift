@@ -111,6 +111,7 @@ final class ServiceRig {
         }
         for app in apps { app.stopProcesses() }
         for daemon in daemons { daemon.stop() }
+        removeLegacyFreezerDirectory(socketPath: socketPath)
         // VOIPD_TEST_KEEP=1 keeps the directory (and the log) for a post-mortem.
         if getenv("VOIPD_TEST_KEEP") == nil { removeTree(directory) }
     }
