@@ -372,7 +372,7 @@ public final class Daemon {
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
         if app.lifecycle.callStartedAt != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
         if let resumedAt, WakeBookkeeping.canDefer(outcome.actions) {
-            perform(outcome.actions, for: app, resumedAt: resumedAt, decidedAt: decidedAt, only: WakeBookkeeping.isNeededByTheApp)
+            perform(outcome.actions, for: app, resumedAt: resumedAt, decidedAt: decidedAt, only: .neededByTheApp)
             // Stop reports off now if no stop is awaited any more: on, they would have the
             // woken child signal voipd as it first runs.
             noteStopAwaited(app)
@@ -400,7 +400,7 @@ public final class Daemon {
         for bookkeeping in owed {
             guard let app = apps[bookkeeping.app] else { continue }
             perform(bookkeeping.actions, for: app, resumedAt: bookkeeping.continuedAt, decidedAt: bookkeeping.decidedAt,
-                    only: WakeBookkeeping.isBookkeeping)
+                    only: .bookkeeping)
             noteActionsPerformed(app)
         }
     }
@@ -411,14 +411,23 @@ public final class Daemon {
         guard !apps.wakeBookkeeping.isEmpty else { return -1 }
         var until = apps.wakeBookkeeping[0].decidedAt + WakeBookkeeping.longestWait
         for bookkeeping in apps.wakeBookkeeping {
-            for case .startTimer(_, let after) in bookkeeping.actions { until = min(until, bookkeeping.decidedAt + after) }
+            // In place: this is looked at just before the wake's turn blocks.
+            bookkeeping.actions.withUnsafeBufferPointer { actions in
+                for index in actions.indices {
+                    if case .startTimer(_, let after) = actions[index] { until = min(until, bookkeeping.decidedAt + after) }
+                }
+            }
         }
         return pollTimeout(until: until)
     }
 
     /// Brings ``AppTable/stopsAwaited`` in line with the app's phase, once its actions are done.
     func noteStopAwaited(_ app: AppRecord) {
-        if app.lifecycle.phase == .suspending {
+        // Every wake's batch ends here: with no stop awaited and reports off there is nothing
+        // to bring in line, and no set to hash the app's name into.
+        let suspending = app.lifecycle.phase == .suspending
+        if !suspending && apps.stopsAwaited.isEmpty && !reportingStops { return }
+        if suspending {
             if apps.stopsAwaited.insert(app.id).inserted { timers.set(.stopDeadline(app.id), deadline: now + Self.stopDeadline) }
             if app.process?.stopsAreReported == true {
                 apps.reportedStopsAwaited.insert(app.id)
@@ -460,35 +469,39 @@ public final class Daemon {
     /// `decidedAt`: the lifecycle's `now` for this answer, which its timers count from.
     /// `only`: the actions to perform now, the others skipped (a wake's answer in two parts).
     private func perform(_ actions: [LifecycleAction], for app: AppRecord, resumedAt: Double?, decidedAt: MonotonicInstant,
-                         only included: (LifecycleAction) -> Bool = { _ in true }) {
+                         only part: WakeBookkeeping.Part = .all) {
         // When the process was continued: the transition out of `suspended` happened then,
         // not after the bookkeeping between the SIGCONT (or thaw) and its record.
         var continuedAt = resumedAt
-        for action in actions where included(action) {
-            switch action {
-            case .resume:
-                if continuedAt == nil {
-                    continuedAt = wallClockSeconds()
-                    resume(app)
+        // Looked at in place: an action skipped is not copied out of the array (a wake's
+        // answer is gone through twice, once for each part).
+        actions.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices where part.includes(buffer[index]) {
+                switch buffer[index] {
+                case .resume:
+                    if continuedAt == nil {
+                        continuedAt = wallClockSeconds()
+                        resume(app)
+                    }
+                    resumedFromHibernation(app)
+                case .suspend: suspend(app)
+                case .deliver(let event): deliver(event, to: app)
+                case .markSockets: markSockets(of: app)
+                case .markReported(let readiness): markReported(readiness, of: app)
+                case .armSockets: arm(app)
+                case .disarmSockets: disarm(app)
+                case .startTimer(let kind, let after):
+                    timers.set(.app(app.id, kind), deadline: decidedAt + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
+                case .cancelTimer(let kind): timers.cancel(.app(app.id, kind))
+                case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
+                case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
+                case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
+                case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
+                case .hibernate(let requested, let reason): hibernate(app, requested: requested, reason: reason)
+                case .transition(let from, let to, let reason):
+                    recordTransition(app, from: from, to: to, reason: reason, at: from == .suspended ? continuedAt : nil)
+                    suspensionChanged(app, from: from, to: to)
                 }
-                resumedFromHibernation(app)
-            case .suspend: suspend(app)
-            case .deliver(let event): deliver(event, to: app)
-            case .markSockets: markSockets(of: app)
-            case .markReported(let readiness): markReported(readiness, of: app)
-            case .armSockets: arm(app)
-            case .disarmSockets: disarm(app)
-            case .startTimer(let kind, let after):
-                timers.set(.app(app.id, kind), deadline: decidedAt + after, tolerance: configuration.timings.tolerance(of: kind, after: after))
-            case .cancelTimer(let kind): timers.cancel(.app(app.id, kind))
-            case .kill(let reason): send(SIGKILL, to: app, reason: reason.description)
-            case .requestExit: send(SIGTERM, to: app, reason: "terminate requested")
-            case .launch(let inBackground, let reason): relaunch(app, inBackground: inBackground, reason: reason)
-            case .reclaimSockets(let reason): reclaimSockets(of: app, reason: reason)
-            case .hibernate(let requested, let reason): hibernate(app, requested: requested, reason: reason)
-            case .transition(let from, let to, let reason):
-                recordTransition(app, from: from, to: to, reason: reason, at: from == .suspended ? continuedAt : nil)
-                suspensionChanged(app, from: from, to: to)
             }
         }
     }

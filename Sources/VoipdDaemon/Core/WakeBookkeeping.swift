@@ -31,7 +31,27 @@ struct WakeBookkeeping {
     /// voipd blocks, or bookkeeping. Anything else (a kill, a launch, a stop…) and the
     /// whole answer is performed at once, in order, as any other answer.
     static func canDefer(_ actions: [LifecycleAction]) -> Bool {
-        actions.allSatisfy { isBookkeeping($0) || isNeededByTheApp($0) }
+        actions.withUnsafeBufferPointer { buffer in
+            buffer.indices.allSatisfy { isBookkeeping(buffer[$0]) || isNeededByTheApp(buffer[$0]) }
+        }
+    }
+
+    /// Which actions of an answer ``Daemon`` performs in one go.
+    enum Part {
+        /// Every action: any answer but a wake's.
+        case all
+        /// A wake's, before voipd blocks (``isNeededByTheApp(_:)``).
+        case neededByTheApp
+        /// A wake's, at the loop's next turn (``isBookkeeping(_:)``).
+        case bookkeeping
+
+        func includes(_ action: LifecycleAction) -> Bool {
+            switch self {
+            case .all: true
+            case .neededByTheApp: isNeededByTheApp(action)
+            case .bookkeeping: isBookkeeping(action)
+            }
+        }
     }
 
     /// Done before voipd blocks: the app is told (its sockets' marks taken first, as the
