@@ -13,41 +13,26 @@ import VoipdVocabulary
 struct LoopTurnTests {
     @Test("a wake's bookkeeping settled when the loop's bounded wait runs out (the woken program said nothing) has what it raised performed in the same turn: an adopted program's keep-alive is set then, not whenever some later event comes")
     func boundedWaitDrainsWhatTheSettleRaised() throws {
-        var template = Array("/tmp/voipd-daemon-test.XXXXXX".utf8CString)
-        let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
-        var mask = sigset_t()
-        pthread_sigmask(SIG_SETMASK, nil, &mask)
-        var childAction = sigaction()
-        sigaction(SIGCHLD, nil, &childAction)
-        defer {
-            sigaction(SIGCHLD, &childAction, nil)
-            pthread_sigmask(SIG_SETMASK, &mask, nil)
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-        var configuration = DaemonConfiguration(socketPath: directory + "/voipd.sock")
-        configuration.suspension = .signal
-        configuration.memoryPressureTrigger = nil
-        configuration.appsDirectory = directory + "/apps.d"
-        configuration.logLevel = .warning
-        let daemon = try Daemon(configuration: configuration)
-        let policy = AppPolicy(canLaunch: true, speaksProtocol: false)
-        let app = AppRecord(name: "baresip", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: policy), since: wallClockSeconds())
-        app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
-        daemon.apps[app.id] = app
-        try daemon.start(app, inBackground: true, reason: "test")
-        let process = try #require(app.process)
-        defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
-        // Adopted after its launch: the next batch of its actions gives it its keep-alive.
-        daemon.setAdoption(AdoptionSettings(policy: try AdoptionPolicy(parsing: ["sip"])), of: app)
-        #expect(app.lifecycle.keepAliveInterval == nil)
+        try withDaemonInProcess { daemon in
+            let policy = AppPolicy(canLaunch: true, speaksProtocol: false)
+            let app = AppRecord(name: "baresip", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: policy), since: wallClockSeconds())
+            app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
+            daemon.apps[app.id] = app
+            try daemon.start(app, inBackground: true, reason: "test")
+            let process = try #require(app.process)
+            defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
+            // Adopted after its launch: the next batch of its actions gives it its keep-alive.
+            daemon.setAdoption(AdoptionSettings(policy: try AdoptionPolicy(parsing: ["sip"])), of: app)
+            #expect(app.lifecycle.keepAliveInterval == nil)
 
-        // A wake's bookkeeping owed since long enough that the loop's wait does not block;
-        // nothing else is ready.
-        daemon.apps.wakeBookkeeping.append(WakeBookkeeping(app: app.id, actions: [], continuedAt: wallClockSeconds(),
-                                                           decidedAt: daemon.now - .seconds(1)))
-        daemon.turn()
-        #expect(daemon.apps.wakeBookkeeping.isEmpty)
-        #expect(daemon.apps.deferredInputs.isEmpty, "\(daemon.apps.deferredInputs)")
-        #expect(app.lifecycle.keepAliveInterval != nil)
+            // A wake's bookkeeping owed since long enough that the loop's wait does not block;
+            // nothing else is ready.
+            daemon.apps.wakeBookkeeping.append(WakeBookkeeping(app: app.id, actions: [], continuedAt: wallClockSeconds(),
+                                                               decidedAt: daemon.now - .seconds(1)))
+            daemon.turn()
+            #expect(daemon.apps.wakeBookkeeping.isEmpty)
+            #expect(daemon.apps.deferredInputs.isEmpty, "\(daemon.apps.deferredInputs)")
+            #expect(app.lifecycle.keepAliveInterval != nil)
+        }
     }
 }

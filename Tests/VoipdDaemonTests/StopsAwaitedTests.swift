@@ -84,49 +84,31 @@ struct StopsAwaitedTests {
     private func withSuspendingApp(_ command: [String] = ["/bin/sleep", "600"], adjust: (inout DaemonConfiguration) -> Void = { _ in },
                                    running: () throws -> Void = {},
                                    _ body: (Daemon, AppRecord, borrowing FileDescriptor) throws -> Void) throws {
-        var template = Array("/tmp/voipd-daemon-test.XXXXXX".utf8CString)
-        let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
-        var mask = sigset_t()
-        pthread_sigmask(SIG_SETMASK, nil, &mask)
-        var childAction = sigaction()
-        sigaction(SIGCHLD, nil, &childAction)
-        defer {
-            sigaction(SIGCHLD, &childAction, nil)
-            pthread_sigmask(SIG_SETMASK, &mask, nil)
-            // The control socket and whatever the daemon wrote beside it (its state file).
-            try? FileManager.default.removeItem(atPath: directory)
+        try withDaemonInProcess(adjust: adjust) { daemon in
+            let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
+                                since: wallClockSeconds())
+            app.launch = LaunchSpecification(LaunchCommand(arguments: command, environment: [], workingDirectory: nil))
+            daemon.apps[app.id] = app
+            try daemon.start(app, inBackground: false, reason: "test")
+            let process = try #require(app.process)
+            defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
+            let pair = try Socket.pair()
+            try daemon.hold(pair.first, app: app, name: "sip", kind: "unix-stream", origin: .registered)
+
+            try running()
+            daemon.feed(app, .backgroundRequested)
+            #expect(app.lifecycle.phase == .suspending)
+            #expect(daemon.apps.stopsAwaited == [app.id])
+            #expect(Self.kernelReportsStops() == process.stopsAreReported)
+
+            try body(daemon, app, pair.second)
+            var ended = pollfd(fd: process.pidfd.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ended, 1, 20_000) == 1, "the app ends")
+            daemon.processEvent(app)
+            #expect(app.lifecycle.phase == .terminated)
+            #expect(daemon.apps.stopsAwaited.isEmpty)
+            #expect(!Self.kernelReportsStops(), "SIGCHLD is sent for stops and continues while no stop is awaited")
         }
-        var configuration = DaemonConfiguration(socketPath: directory + "/voipd.sock")
-        // SIGSTOP, whose stops the kernel reports, whatever the machine offers.
-        configuration.suspension = .signal
-        configuration.memoryPressureTrigger = nil
-        configuration.appsDirectory = directory + "/apps.d"
-        configuration.logLevel = .warning
-        adjust(&configuration)
-        let daemon = try Daemon(configuration: configuration)
-        let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
-                            since: wallClockSeconds())
-        app.launch = LaunchSpecification(LaunchCommand(arguments: command, environment: [], workingDirectory: nil))
-        daemon.apps[app.id] = app
-        try daemon.start(app, inBackground: false, reason: "test")
-        let process = try #require(app.process)
-        defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
-        let pair = try Socket.pair()
-        try daemon.hold(pair.first, app: app, name: "sip", kind: "unix-stream", origin: .registered)
-
-        try running()
-        daemon.feed(app, .backgroundRequested)
-        #expect(app.lifecycle.phase == .suspending)
-        #expect(daemon.apps.stopsAwaited == [app.id])
-        #expect(Self.kernelReportsStops() == process.stopsAreReported)
-
-        try body(daemon, app, pair.second)
-        var ended = pollfd(fd: process.pidfd.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&ended, 1, 20_000) == 1, "the app ends")
-        daemon.processEvent(app)
-        #expect(app.lifecycle.phase == .terminated)
-        #expect(daemon.apps.stopsAwaited.isEmpty)
-        #expect(!Self.kernelReportsStops(), "SIGCHLD is sent for stops and continues while no stop is awaited")
     }
 
     /// Whether this process's SIGCHLD disposition asks for stop and continue reports.

@@ -1,0 +1,31 @@
+import Foundation
+import Glibc
+import Testing
+@testable import VoipdDaemon
+import VoipdConfiguration
+
+/// Runs `body` with a daemon made in this process (not started: a test drives its loop by
+/// hand), its control socket in a fresh directory, suspending with SIGSTOP whatever the
+/// machine offers. The process's signal mask and SIGCHLD action, which the daemon changes,
+/// are put back afterwards, and the directory (with what the daemon wrote there) removed.
+func withDaemonInProcess(adjust: (inout DaemonConfiguration) -> Void = { _ in }, _ body: (Daemon) throws -> Void) throws {
+    var template = Array("/tmp/voipd-daemon-test.XXXXXX".utf8CString)
+    let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
+    var mask = sigset_t()
+    pthread_sigmask(SIG_SETMASK, nil, &mask)
+    var childAction = sigaction()
+    sigaction(SIGCHLD, nil, &childAction)
+    defer {
+        sigaction(SIGCHLD, &childAction, nil)
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+    var configuration = DaemonConfiguration(socketPath: directory + "/voipd.sock")
+    // SIGSTOP, whose stops the kernel reports, whatever the machine offers.
+    configuration.suspension = .signal
+    configuration.memoryPressureTrigger = nil
+    configuration.appsDirectory = directory + "/apps.d"
+    configuration.logLevel = .warning
+    adjust(&configuration)
+    try body(try Daemon(configuration: configuration))
+}
