@@ -9,12 +9,6 @@ public struct ProcessUsage: Sendable, Equatable {
     public var voluntarySwitches: Int
     public var involuntarySwitches: Int
 
-    public init(cpuTime: Duration, voluntarySwitches: Int, involuntarySwitches: Int) {
-        self.cpuTime = cpuTime
-        self.voluntarySwitches = voluntarySwitches
-        self.involuntarySwitches = involuntarySwitches
-    }
-
     public var contextSwitches: Int { voluntarySwitches + involuntarySwitches }
 
     /// What was spent between an earlier reading and this one. A thread that ended in

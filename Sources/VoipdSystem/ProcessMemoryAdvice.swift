@@ -42,12 +42,6 @@ public struct RefusedRange: Sendable, Equatable {
     public var start: UInt
     public var length: UInt
     public var error: Errno
-
-    public init(start: UInt, length: UInt, error: Errno) {
-        self.start = start
-        self.length = length
-        self.error = error
-    }
 }
 
 /// One piece of advice (``MemoryAdvice``) for ranges of another process's memory, given

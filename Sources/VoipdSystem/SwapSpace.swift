@@ -45,15 +45,6 @@ public struct ZramDevice: Sendable, Equatable {
     public var compressedBytes: UInt64
     public var memoryUsed: UInt64
 
-    public init(name: String, diskSize: UInt64, algorithm: String, storedBytes: UInt64, compressedBytes: UInt64, memoryUsed: UInt64) {
-        self.name = name
-        self.diskSize = diskSize
-        self.algorithm = algorithm
-        self.storedBytes = storedBytes
-        self.compressedBytes = compressedBytes
-        self.memoryUsed = memoryUsed
-    }
-
     /// Reads `/sys/block/NAME`; `ENOENT` when there is no such device.
     public static func read(_ name: String) throws -> ZramDevice {
         let directory = "/sys/block/\(name)"

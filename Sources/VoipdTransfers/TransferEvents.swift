@@ -42,13 +42,6 @@ public struct TransferDelivery: Codable, Hashable, Sendable {
     public var app: String
     public var events: [TransferEvent]
     public var wake: TransferWake
-
-    public init(id: DeliveryID, app: String, events: [TransferEvent], wake: TransferWake) {
-        self.id = id
-        self.app = app
-        self.events = events
-        self.wake = wake
-    }
 }
 
 /// An app's state as the transfer engine needs it (voipd's lifecycle reports it).
