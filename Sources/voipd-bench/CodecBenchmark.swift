@@ -8,34 +8,31 @@ import VoipdVocabulary
 /// configures them) beside what `WireCodec` actually does for each message. The figures that
 /// justify (or not) WireCodec's direct paths; docs/BENCHMARKS.md, "The request path".
 enum CodecBenchmark {
-    static let usage = """
-    usage: voipd-bench codec [--iterations N] [--rounds N] [--cpu N]
-
-    ns of the thread's CPU time per message (CLOCK_THREAD_CPUTIME_ID: what other processes
-    take does not count), the median of ROUNDS rounds of N iterations each (default
-    100000 × 7), on CPU N if given (default: the scheduler's choice).
-    """
-
-    struct Options {
+    struct Options: SubcommandOptions {
         var iterations = 100_000
         var rounds = 7
         var cpu: Int?
+
+        static let usage = """
+        usage: voipd-bench codec [--iterations N] [--rounds N] [--cpu N]
+
+        ns of the thread's CPU time per message (CLOCK_THREAD_CPUTIME_ID: what other processes
+        take does not count), the median of ROUNDS rounds of N iterations each (default
+        100000 × 7), on CPU N if given (default: the scheduler's choice).
+        """
+
+        mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+            switch flag {
+            case "--iterations": iterations = try reader.integer(flag, in: 1...10_000_000)
+            case "--rounds": rounds = try reader.integer(flag, in: 1...99)
+            case "--cpu": cpu = try reader.integer(flag, in: 0...1023)
+            default: throw OptionReader.unknown(flag)
+            }
+        }
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("codec", usage: usage, arguments: arguments, parse: parse, run: run)
-    }
-
-    private static func parse(_ arguments: [String]) throws -> Options {
-        try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
-            switch flag {
-            case "--iterations": options.iterations = try reader.integer(flag, in: 1...10_000_000)
-            case "--rounds": options.rounds = try reader.integer(flag, in: 1...99)
-            case "--cpu": options.cpu = try reader.integer(flag, in: 0...1023)
-            default: return false
-            }
-            return true
-        }
+        runSubcommand("codec", arguments: arguments, run: run)
     }
 
     private static func run(_ options: Options) throws {

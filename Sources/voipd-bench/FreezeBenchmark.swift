@@ -8,7 +8,7 @@ import VoipdVocabulary
 /// notification alone, starting programs in a cgroup, and the SIGSTOP side's checks.
 enum FreezeBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("freeze", usage: FreezeOptions.usage, arguments: arguments, parse: FreezeOptions.parse, run: run)
+        runSubcommand("freeze", arguments: arguments, run: run)
     }
 
     private static func run(_ options: FreezeOptions) throws {

@@ -1,7 +1,7 @@
 import VoipdSystem
 
 /// The options of `voipd-bench freeze`.
-struct FreezeOptions {
+struct FreezeOptions: SubcommandOptions {
     var children = 100
     var cycles = 5000
     var placements: [CPUPlacement] = [.scheduler, .oneCPU]
@@ -49,23 +49,20 @@ struct FreezeOptions {
       --timer-slack NS    the bench's timer slack, PR_SET_TIMERSLACK (default: the kernel's, 50000)
     """
 
-    static func parse(_ arguments: [String]) throws -> FreezeOptions {
-        try OptionReader.parse(arguments, into: FreezeOptions()) { flag, reader, options in
-            switch flag {
-            case "--children": options.children = try reader.integer(flag, in: 1...2000)
-            case "--cycles": options.cycles = try reader.integer(flag, in: 1...1_000_000)
-            case "--cpu": options.placements = try reader.placements(flag)
-            case "--cgroup-version": options.versions = try reader.list(flag) { ["2": .v2, "1": .v1][$0] }
-            case "--runs": options.runs = try reader.integer(flag, in: 1...100)
-            case "--seed": options.seed = try reader.seed(flag)
-            case "--json": options.json = true
-            case "--shared": options.shared = try reader.value(flag)
-            case "--cgroup-directory": options.cgroupDirectory = try reader.value(flag)
-            case "--first-delay": options.firstDelay = .microseconds(try reader.integer(flag, in: 1...100_000))
-            case "--timer-slack": options.timerSlack = try reader.integer(flag, in: 1...10_000_000)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--children": children = try reader.integer(flag, in: 1...2000)
+        case "--cycles": cycles = try reader.integer(flag, in: 1...1_000_000)
+        case "--cpu": placements = try reader.placements(flag)
+        case "--cgroup-version": versions = try reader.list(flag) { ["2": .v2, "1": .v1][$0] }
+        case "--runs": runs = try reader.integer(flag, in: 1...100)
+        case "--seed": seed = try reader.seed(flag)
+        case "--json": json = true
+        case "--shared": shared = try reader.value(flag)
+        case "--cgroup-directory": cgroupDirectory = try reader.value(flag)
+        case "--first-delay": firstDelay = .microseconds(try reader.integer(flag, in: 1...100_000))
+        case "--timer-slack": timerSlack = try reader.integer(flag, in: 1...10_000_000)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

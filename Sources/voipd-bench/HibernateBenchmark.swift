@@ -10,7 +10,7 @@ import VoipdVocabulary
 /// daemon will make (docs/LIFECYCLE.md, "Hibernated").
 enum HibernateBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("hibernate", usage: HibernateOptions.usage, arguments: arguments, parse: HibernateOptions.parse, run: run)
+        runSubcommand("hibernate", arguments: arguments, run: run)
     }
 
     private static func run(_ options: HibernateOptions) throws {

@@ -1,5 +1,5 @@
 /// The options of `voipd-bench hibernate`; the defaults are what docs/BENCHMARKS.md reports.
-struct HibernateOptions {
+struct HibernateOptions: SubcommandOptions {
     enum Swap: String, CaseIterable {
         case zram
         case file
@@ -43,20 +43,17 @@ struct HibernateOptions {
                          next to the package)
     """
 
-    static func parse(_ arguments: [String]) throws -> HibernateOptions {
-        try OptionReader.parse(arguments, into: HibernateOptions()) { flag, reader, options in
-            switch flag {
-            case "--megabytes": options.megabytes = try reader.list(flag) { Int($0).flatMap { (1...4096).contains($0) ? $0 : nil } }
-            case "--swap": options.swaps = try reader.list(flag) { Swap(rawValue: $0) }
-            case "--wakes": options.wakes = try reader.integer(flag, in: 1...100_000)
-            case "--cpu": options.placement = CPUPlacement(rawValue: try reader.integer(flag, in: 0...1))!
-            case "--zram-algorithm": options.zramAlgorithm = try reader.value(flag)
-            case "--floor-wakes": options.floorWakes = try reader.integer(flag, in: 1...1_000_000)
-            case "--json": options.json = true
-            case "--shared": options.shared = try reader.value(flag)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--megabytes": megabytes = try reader.list(flag) { Int($0).flatMap { (1...4096).contains($0) ? $0 : nil } }
+        case "--swap": swaps = try reader.list(flag) { Swap(rawValue: $0) }
+        case "--wakes": wakes = try reader.integer(flag, in: 1...100_000)
+        case "--cpu": placement = CPUPlacement(rawValue: try reader.integer(flag, in: 0...1))!
+        case "--zram-algorithm": zramAlgorithm = try reader.value(flag)
+        case "--floor-wakes": floorWakes = try reader.integer(flag, in: 1...1_000_000)
+        case "--json": json = true
+        case "--shared": shared = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

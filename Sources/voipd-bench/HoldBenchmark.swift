@@ -9,7 +9,7 @@ import VoipdVocabulary
 /// with `sockets` and carried over by in-place upgrades.
 enum HoldBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("hold", usage: HoldOptions.usage, arguments: arguments, parse: HoldOptions.parse, run: run)
+        runSubcommand("hold", arguments: arguments, run: run)
     }
 
     private static func run(_ options: HoldOptions) throws {

@@ -1,5 +1,5 @@
 /// The options of `voipd-bench hold`.
-struct HoldOptions {
+struct HoldOptions: SubcommandOptions {
     var sockets = 19_000
     var perApp = 253
     var listings = 20
@@ -30,22 +30,19 @@ struct HoldOptions {
       --voipd PATH   the voipd binary (default: build it beside this bench)
     """
 
-    static func parse(_ arguments: [String]) throws -> HoldOptions {
-        try OptionReader.parse(arguments, into: HoldOptions()) { flag, reader, options in
-            switch flag {
-            case "--sockets": options.sockets = try reader.integer(flag, in: 1...1_000_000)
-            case "--per-app": options.perApp = try reader.integer(flag, in: 1...253)
-            case "--listings": options.listings = try reader.integer(flag, in: 1...10_000)
-            case "--upgrades": options.upgrades = try reader.integer(flag, in: 0...1000)
-            case "--cpu":
-                let placements = try reader.placements(flag)
-                guard placements.count == 1 else { throw UsageError(description: "--cpu takes one placement here") }
-                options.placement = placements[0]
-            case "--json": options.json = true
-            case "--voipd": options.voipd = try reader.value(flag)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--sockets": sockets = try reader.integer(flag, in: 1...1_000_000)
+        case "--per-app": perApp = try reader.integer(flag, in: 1...253)
+        case "--listings": listings = try reader.integer(flag, in: 1...10_000)
+        case "--upgrades": upgrades = try reader.integer(flag, in: 0...1000)
+        case "--cpu":
+            let placements = try reader.placements(flag)
+            guard placements.count == 1 else { throw UsageError(description: "--cpu takes one placement here") }
+            placement = placements[0]
+        case "--json": json = true
+        case "--voipd": voipd = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

@@ -10,7 +10,7 @@ import VoipdVocabulary
 /// "What adoption saves"): its process tree's wake-ups and CPU time per minute, the part
 /// spent in keep-alive resumes, and voipd's own cost over the same time.
 enum IdleCostBenchmark {
-    struct Options {
+    struct Options: SubcommandOptions {
         var phone = SoftphonesBenchmark.Phone.linphonec
         var unsupervisedSeconds = 60
         var adoptedSeconds = 180
@@ -47,25 +47,22 @@ enum IdleCostBenchmark {
           --json                   one JSON object
         """
 
-        static func parse(_ arguments: [String]) throws -> Options {
-            try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
-                switch flag {
-                case "--program":
-                    let name = try reader.value(flag)
-                    guard let phone = SoftphonesBenchmark.Phone(rawValue: name) else {
-                        throw UsageError(description: "--program: \(name) is not linphonec, baresip-udp or baresip-tcp")
-                    }
-                    options.phone = phone
-                case "--unsupervised-seconds": options.unsupervisedSeconds = try reader.integer(flag, in: 1...3600)
-                case "--adopted-seconds": options.adoptedSeconds = try reader.integer(flag, in: 1...7200)
-                case "--keep-alive": options.keepAliveSeconds = try reader.integer(flag, in: 60...86_400)
-                case "--project-keep-alive": options.projectedKeepAliveSeconds = try reader.integer(flag, in: 60...86_400)
-                case "--voipd": options.voipd = try reader.value(flag)
-                case "--kamailio": options.kamailio = try reader.value(flag)
-                case "--json": options.json = true
-                default: return false
+        mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+            switch flag {
+            case "--program":
+                let name = try reader.value(flag)
+                guard let phone = SoftphonesBenchmark.Phone(rawValue: name) else {
+                    throw UsageError(description: "--program: \(name) is not linphonec, baresip-udp or baresip-tcp")
                 }
-                return true
+                self.phone = phone
+            case "--unsupervised-seconds": unsupervisedSeconds = try reader.integer(flag, in: 1...3600)
+            case "--adopted-seconds": adoptedSeconds = try reader.integer(flag, in: 1...7200)
+            case "--keep-alive": keepAliveSeconds = try reader.integer(flag, in: 60...86_400)
+            case "--project-keep-alive": projectedKeepAliveSeconds = try reader.integer(flag, in: 60...86_400)
+            case "--voipd": voipd = try reader.value(flag)
+            case "--kamailio": kamailio = try reader.value(flag)
+            case "--json": json = true
+            default: throw OptionReader.unknown(flag)
             }
         }
     }
@@ -96,7 +93,7 @@ enum IdleCostBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("idle-cost", usage: Options.usage, arguments: arguments, parse: Options.parse) { options in
+        runSubcommand("idle-cost", arguments: arguments) { (options: Options) in
             try SoftphonesBenchmark.checkTools(kamailio: options.kamailio)
             let voipd = try options.voipd ?? BenchPaths.buildVoipd()
             try printFigures(try measure(options, voipd: voipd), json: options.json, report: report)

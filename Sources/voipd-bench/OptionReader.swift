@@ -4,25 +4,36 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String
 }
 
+/// A subcommand's options: their defaults (`init()`), the usage, and how each flag is read.
+protocol SubcommandOptions {
+    init()
+    /// What `--help` prints, and a usage error after its message.
+    static var usage: String { get }
+    /// Reads `flag` into the options, taking its value, if it has one, from `reader`; throws
+    /// ``OptionReader/unknown(_:)`` for a flag the subcommand does not have.
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws
+}
+
 /// A subcommand's command line, flag by flag, with typed values.
 struct OptionReader {
     private var remaining: ArraySlice<String>
 
     init(_ arguments: [String]) { remaining = arguments[...] }
 
-    /// Reads every flag of `arguments` into `options` with `apply`, which reads the flag's
-    /// value, if it takes one, from the reader and returns false for a flag it does not
-    /// know (a usage error). `-h` and `--help` ask for the usage.
-    static func parse<Options>(_ arguments: [String], into options: Options,
-                               _ apply: (_ flag: String, _ reader: inout OptionReader, _ options: inout Options) throws -> Bool) throws -> Options {
-        var options = options
+    /// Reads every flag of `arguments` into the defaults of `Options`, each with the
+    /// options' own ``SubcommandOptions/read(_:from:)``. `-h` and `--help` ask for the usage.
+    static func parse<Options: SubcommandOptions>(_ arguments: [String]) throws -> Options {
+        var options = Options()
         var reader = OptionReader(arguments)
         while let flag = reader.remaining.popFirst() {
             if flag == "-h" || flag == "--help" { throw UsageError(description: "") }
-            guard try apply(flag, &reader, &options) else { throw UsageError(description: "unknown argument \(flag)") }
+            try options.read(flag, from: &reader)
         }
         return options
     }
+
+    /// The error for a flag the subcommand does not have.
+    static func unknown(_ flag: String) -> UsageError { UsageError(description: "unknown argument \(flag)") }
 
     mutating func value(_ flag: String) throws -> String {
         guard let value = remaining.popFirst() else { throw UsageError(description: "\(flag) needs a value") }

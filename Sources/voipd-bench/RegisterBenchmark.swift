@@ -10,7 +10,7 @@ import VoipdVocabulary
 /// and retrieve, in the same run with the same placement.
 enum RegisterBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("register", usage: RegisterOptions.usage, arguments: arguments, parse: RegisterOptions.parse, run: run)
+        runSubcommand("register", arguments: arguments, run: run)
     }
 
     /// `voipd-bench register-client SOCKET ROUND-TRIPS [BATCH]`: the benchmark's app alone,

@@ -1,5 +1,5 @@
 /// The options of `voipd-bench register`.
-struct RegisterOptions {
+struct RegisterOptions: SubcommandOptions {
     var roundTrips = 10_000
     var batch = 64
     var placements: [CPUPlacement] = [.oneCPU]
@@ -33,19 +33,16 @@ struct RegisterOptions {
                         to the package)
     """
 
-    static func parse(_ arguments: [String]) throws -> RegisterOptions {
-        try OptionReader.parse(arguments, into: RegisterOptions()) { flag, reader, options in
-            switch flag {
-            case "--round-trips": options.roundTrips = try reader.integer(flag, in: 1...1_000_000)
-            case "--batch": options.batch = try reader.integer(flag, in: 1...253)
-            case "--runs": options.runs = try reader.integer(flag, in: 1...99)
-            case "--cpu": options.placements = try reader.placements(flag)
-            case "--json": options.json = true
-            case "--voipd": options.voipd = try reader.value(flag)
-            case "--shared": options.shared = try reader.value(flag)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--round-trips": roundTrips = try reader.integer(flag, in: 1...1_000_000)
+        case "--batch": batch = try reader.integer(flag, in: 1...253)
+        case "--runs": runs = try reader.integer(flag, in: 1...99)
+        case "--cpu": placements = try reader.placements(flag)
+        case "--json": json = true
+        case "--voipd": voipd = try reader.value(flag)
+        case "--shared": shared = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

@@ -8,7 +8,7 @@ import VoipdTestSupport
 /// suspended under voipd, through each registrar, beside the wake floor of the same run.
 enum SIPBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("sip", usage: SIPOptions.usage, arguments: arguments, parse: SIPOptions.parse, run: run)
+        runSubcommand("sip", arguments: arguments, run: run)
     }
 
     private static func run(_ options: SIPOptions) throws {

@@ -1,5 +1,5 @@
 /// The options of `voipd-bench sip`; the defaults are what the softphone issue asks for.
-struct SIPOptions {
+struct SIPOptions: SubcommandOptions {
     /// Which SIP server carries the calls.
     enum Registrar: String, CaseIterable {
         /// `SIPRegistrar`, on a thread of the bench.
@@ -69,26 +69,23 @@ struct SIPOptions {
       --baresip PATH     the baresip binary (default /usr/bin/baresip)
     """
 
-    static func parse(_ arguments: [String]) throws -> SIPOptions {
-        try OptionReader.parse(arguments, into: SIPOptions()) { flag, reader, options in
-            switch flag {
-            case "--calls": options.calls = try reader.integer(flag, in: 1...100_000)
-            case "--runs": options.runs = try reader.integer(flag, in: 1...100)
-            case "--warm-up": options.warmUp = try reader.integer(flag, in: 0...10_000)
-            case "--registrar": options.registrars = try reader.list(flag) { Registrar(rawValue: $0) }
-            case "--callee": options.callees = try reader.list(flag) { Callee(rawValue: $0) }
-            case "--cpu": options.placements = try reader.placements(flag, allowed: [.scheduler, .oneCPU])
-            case "--floor-wakes": options.floorWakes = try reader.integer(flag, in: 1...1_000_000)
-            case "--seed": options.seed = try reader.seed(flag)
-            case "--json": options.json = true
-            case "--shared": options.shared = try reader.value(flag)
-            case "--voipd": options.voipd = try reader.value(flag)
-            case "--softphone": options.softphone = try reader.value(flag)
-            case "--kamailio": options.kamailio = try reader.value(flag)
-            case "--baresip": options.baresip = try reader.value(flag)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--calls": calls = try reader.integer(flag, in: 1...100_000)
+        case "--runs": runs = try reader.integer(flag, in: 1...100)
+        case "--warm-up": warmUp = try reader.integer(flag, in: 0...10_000)
+        case "--registrar": registrars = try reader.list(flag) { Registrar(rawValue: $0) }
+        case "--callee": callees = try reader.list(flag) { Callee(rawValue: $0) }
+        case "--cpu": placements = try reader.placements(flag, allowed: [.scheduler, .oneCPU])
+        case "--floor-wakes": floorWakes = try reader.integer(flag, in: 1...1_000_000)
+        case "--seed": seed = try reader.seed(flag)
+        case "--json": json = true
+        case "--shared": shared = try reader.value(flag)
+        case "--voipd": voipd = try reader.value(flag)
+        case "--softphone": softphone = try reader.value(flag)
+        case "--kamailio": kamailio = try reader.value(flag)
+        case "--baresip": baresip = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

@@ -10,7 +10,7 @@ import VoipdVocabulary
 /// activity sample). The figures the quiet detector's defaults come from (issue 15,
 /// docs/BENCHMARKS.md "Unmodified softphones, idle").
 enum SoftphonesBenchmark {
-    struct Options {
+    struct Options: SubcommandOptions {
         var idleSeconds = 60
         var callSeconds = 20
         var repetitions = 200
@@ -37,18 +37,15 @@ enum SoftphonesBenchmark {
           --json             one JSON object per phone
         """
 
-        static func parse(_ arguments: [String]) throws -> Options {
-            try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
-                switch flag {
-                case "--idle-seconds": options.idleSeconds = try reader.integer(flag, in: 1...3600)
-                case "--call-seconds": options.callSeconds = try reader.integer(flag, in: 1...3600)
-                case "--repetitions": options.repetitions = try reader.integer(flag, in: 1...100_000)
-                case "--phones": options.phones = try reader.list(flag) { Phone(rawValue: $0) }
-                case "--kamailio": options.kamailio = try reader.value(flag)
-                case "--json": options.json = true
-                default: return false
-                }
-                return true
+        mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+            switch flag {
+            case "--idle-seconds": idleSeconds = try reader.integer(flag, in: 1...3600)
+            case "--call-seconds": callSeconds = try reader.integer(flag, in: 1...3600)
+            case "--repetitions": repetitions = try reader.integer(flag, in: 1...100_000)
+            case "--phones": phones = try reader.list(flag) { Phone(rawValue: $0) }
+            case "--kamailio": kamailio = try reader.value(flag)
+            case "--json": json = true
+            default: throw OptionReader.unknown(flag)
             }
         }
     }
@@ -85,7 +82,7 @@ enum SoftphonesBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("softphones", usage: Options.usage, arguments: arguments, parse: Options.parse) { options in
+        runSubcommand("softphones", arguments: arguments) { (options: Options) in
             try checkTools(kamailio: options.kamailio)
             // The common case first: a program in voipd's own network namespace (the bench
             // itself, before it has children, with a TCP listener and a UDP socket).

@@ -8,50 +8,47 @@ import VoipdVocabulary
 /// asking a running voipd for its status, beside s6-fdholder-list asking s6-fdholderd for
 /// its list: spawned → exited, and the peak resident memory.
 enum StartupBenchmark {
-    struct Options {
+    struct Options: SubcommandOptions {
         var runs = 20
         var cpu: Int? = 0
         var voipd: String?
         var voipctl: String?
         var json = false
-    }
 
-    static let usage = """
-    usage: voipd-bench startup [--runs N] [--cpu N|any] [--voipd PATH] [--voipctl PATH] [--json]
+        static let usage = """
+        usage: voipd-bench startup [--runs N] [--cpu N|any] [--voipd PATH] [--voipctl PATH] [--json]
 
-    Start-up and memory at start, medians of N alternating runs (default 20), everything on
-    CPU N (default 0; `any`: the scheduler's choice):
-      voipd          spawned → READY=1 on its notify socket; VmRSS then
-      s6-fdholderd   `s6-fdholder-daemon -1`: spawned → its readiness newline; VmRSS then
-      voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
-                     RSS (run again under GNU time, /usr/bin/time)
-      s6-fdholder-list  the same against a running s6-fdholderd
-      voipd again    VmRSS after it has served those N status requests (what READY=1 left
-                     for later, the transfer service, is up by then)
-    Measure the programs as installed: as Deploy/build-release.sh builds them for the
-    package (--voipd, --voipctl; `$(Deploy/build-release.sh)/voipd`); by default the voipd
-    built beside this bench and the voipctl next to it.
-    """
+        Start-up and memory at start, medians of N alternating runs (default 20), everything on
+        CPU N (default 0; `any`: the scheduler's choice):
+          voipd          spawned → READY=1 on its notify socket; VmRSS then
+          s6-fdholderd   `s6-fdholder-daemon -1`: spawned → its readiness newline; VmRSS then
+          voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
+                         RSS (run again under GNU time, /usr/bin/time)
+          s6-fdholder-list  the same against a running s6-fdholderd
+          voipd again    VmRSS after it has served those N status requests (what READY=1 left
+                         for later, the transfer service, is up by then)
+        Measure the programs as installed: as Deploy/build-release.sh builds them for the
+        package (--voipd, --voipctl; `$(Deploy/build-release.sh)/voipd`); by default the voipd
+        built beside this bench and the voipctl next to it.
+        """
 
-    static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("startup", usage: usage, arguments: arguments, parse: parse, run: run)
-    }
-
-    private static func parse(_ arguments: [String]) throws -> Options {
-        try OptionReader.parse(arguments, into: Options()) { flag, reader, options in
+        mutating func read(_ flag: String, from reader: inout OptionReader) throws {
             switch flag {
-            case "--runs": options.runs = try reader.integer(flag, in: 1...1000)
+            case "--runs": runs = try reader.integer(flag, in: 1...1000)
             case "--cpu":
                 let text = try reader.value(flag)
                 guard text == "any" || Int(text) != nil else { throw UsageError(description: "--cpu needs a CPU number or any") }
-                options.cpu = Int(text)
-            case "--voipd": options.voipd = try reader.value(flag)
-            case "--voipctl": options.voipctl = try reader.value(flag)
-            case "--json": options.json = true
-            default: return false
+                cpu = Int(text)
+            case "--voipd": voipd = try reader.value(flag)
+            case "--voipctl": voipctl = try reader.value(flag)
+            case "--json": json = true
+            default: throw OptionReader.unknown(flag)
             }
-            return true
         }
+    }
+
+    static func main(_ arguments: [String]) -> Int32 {
+        runSubcommand("startup", arguments: arguments, run: run)
     }
 
     /// One program's samples: time in µs, memory in KiB.

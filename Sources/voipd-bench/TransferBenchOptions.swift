@@ -1,5 +1,5 @@
 /// The options of `voipd-bench transfer`.
-struct TransferBenchOptions {
+struct TransferBenchOptions: SubcommandOptions {
     var megabytes = 1024
     var runs = 3
     var json = false
@@ -29,19 +29,16 @@ struct TransferBenchOptions {
       --directory DIR    where the files go (default: a new directory under /tmp)
     """
 
-    static func parse(_ arguments: [String]) throws -> TransferBenchOptions {
-        try OptionReader.parse(arguments, into: TransferBenchOptions()) { flag, reader, options in
-            switch flag {
-            case "--size": options.megabytes = try reader.integer(flag, in: 1...65536)
-            case "--runs": options.runs = try reader.integer(flag, in: 1...100)
-            case "--json": options.json = true
-            case "--agent": options.agent = try reader.value(flag)
-            case "--curl": options.curl = try reader.value(flag)
-            case "--nginx": options.nginx = try reader.value(flag)
-            case "--directory": options.directory = try reader.value(flag)
-            default: return false
-            }
-            return true
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        case "--size": megabytes = try reader.integer(flag, in: 1...65536)
+        case "--runs": runs = try reader.integer(flag, in: 1...100)
+        case "--json": json = true
+        case "--agent": agent = try reader.value(flag)
+        case "--curl": curl = try reader.value(flag)
+        case "--nginx": nginx = try reader.value(flag)
+        case "--directory": directory = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }

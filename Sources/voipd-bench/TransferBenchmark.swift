@@ -10,7 +10,7 @@ import VoipdVocabulary
 /// against curl, from the same nginx on loopback, in the same run.
 enum TransferBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("transfer", usage: TransferBenchOptions.usage, arguments: arguments, parse: TransferBenchOptions.parse, run: run)
+        runSubcommand("transfer", arguments: arguments, run: run)
     }
 
     /// One download's figures.

@@ -7,7 +7,7 @@ import VoipdVocabulary
 /// same settings, side by side; then an idle voipd's context switches.
 enum WakeBenchmark {
     static func main(_ arguments: [String]) -> Int32 {
-        runSubcommand("wake", usage: WakeOptions.usage, arguments: arguments, parse: WakeOptions.parse, run: run)
+        runSubcommand("wake", arguments: arguments, run: run)
     }
 
     private static func run(_ options: WakeOptions) throws {

@@ -1,5 +1,5 @@
 /// The options of `voipd-bench wake`; the defaults are what the benchmark must report.
-struct WakeOptions {
+struct WakeOptions: SubcommandOptions {
     var wakes = 10_000
     var appCounts = [1, 100, 1000]
     var placements: [CPUPlacement] = [.scheduler, .oneCPU]
@@ -49,30 +49,27 @@ struct WakeOptions {
                          next to this executable)
     """
 
-    static func parse(_ arguments: [String]) throws -> WakeOptions {
-        try OptionReader.parse(arguments, into: WakeOptions()) { flag, reader, options in
-            switch flag {
-            // The floor's limits: a million wakes, 5000 apps.
-            case "--wakes": options.wakes = try reader.integer(flag, in: 1...1_000_000)
-            case "--apps": options.appCounts = try reader.integers(flag, in: 1...5000)
-            case "--cpu": options.placements = try reader.placements(flag)
-            case "--runs": options.runs = try reader.integer(flag, in: 1...Int.max)
-            case "--idle-apps": options.idleApps = try reader.integer(flag, in: 1...Int.max)
-            case "--idle-seconds": options.idleSeconds = try reader.integer(flag, in: 0...Int.max)
-            case "--seed": options.seed = try reader.seed(flag)
-            case "--control-flood": options.controlFlood = try reader.integer(flag, in: 0...Int.max)
-            case "--suspension":
-                switch try reader.value(flag) {
-                case "signal": options.freezer = false
-                case "freezer": options.freezer = true
-                case let other: throw UsageError(description: "--suspension: signal or freezer, not \(other)")
-                }
-            case "--json": options.json = true
-            case "--shared": options.shared = try reader.value(flag)
-            case "--voipd": options.voipd = try reader.value(flag)
-            default: return false
+    mutating func read(_ flag: String, from reader: inout OptionReader) throws {
+        switch flag {
+        // The floor's limits: a million wakes, 5000 apps.
+        case "--wakes": wakes = try reader.integer(flag, in: 1...1_000_000)
+        case "--apps": appCounts = try reader.integers(flag, in: 1...5000)
+        case "--cpu": placements = try reader.placements(flag)
+        case "--runs": runs = try reader.integer(flag, in: 1...Int.max)
+        case "--idle-apps": idleApps = try reader.integer(flag, in: 1...Int.max)
+        case "--idle-seconds": idleSeconds = try reader.integer(flag, in: 0...Int.max)
+        case "--seed": seed = try reader.seed(flag)
+        case "--control-flood": controlFlood = try reader.integer(flag, in: 0...Int.max)
+        case "--suspension":
+            switch try reader.value(flag) {
+            case "signal": freezer = false
+            case "freezer": freezer = true
+            case let other: throw UsageError(description: "--suspension: signal or freezer, not \(other)")
             }
-            return true
+        case "--json": json = true
+        case "--shared": shared = try reader.value(flag)
+        case "--voipd": voipd = try reader.value(flag)
+        default: throw OptionReader.unknown(flag)
         }
     }
 }
