@@ -123,8 +123,10 @@ public final class VoipdConnection {
     /// was 40 % of a `voipctl status`.
     private func nextReplyFrame(before deadline: MonotonicInstant, waitingFor what: @autoclosure () -> String) throws -> IncomingFrame {
         while true {
-            guard MonotonicInstant.now < deadline else { throw VoipdError.timedOut(what()) }
-            guard let frame = try receiveFrame(timeoutMilliseconds: pollTimeout(until: deadline)) else { continue }
+            // Rounded up: 0 only once the deadline has passed. One look at the clock for both.
+            let timeout = pollTimeout(until: deadline)
+            guard timeout > 0 else { throw VoipdError.timedOut(what()) }
+            guard let frame = try receiveFrame(timeoutMilliseconds: timeout) else { continue }
             if frame.type == .reply { return frame }
             try keepUnsolicited(frame)
         }

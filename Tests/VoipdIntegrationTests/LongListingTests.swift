@@ -66,6 +66,9 @@ struct LongListingTests {
         #expect(listed.count == total)
         let keys = listed.map { [$0.app, $0.name] }
         #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) }, "by app, then name")
+        // Registered at a time to the microsecond: 16 digits, which a client reads exactly
+        // without strtod (docs/BENCHMARKS.md, "registeredAt to the microsecond").
+        #expect(listed.allSatisfy { Double(UInt64(($0.registeredAt * 1e6).rounded())) / 1e6 == $0.registeredAt })
         #expect(waitReadable(client.rawValue, deadline))
         guard case .processed(.frame(let status)) = try codec.receive(from: client) else {
             Issue.record("no reply to the status request")

@@ -46,6 +46,44 @@ struct DirectJSONTests {
         }
     }
 
+    @Test("times to the microsecond (written from their digits) as JSONEncoder writes them, and read back exactly")
+    func microsecondTimes() throws {
+        // A fixed sequence (SplitMix64): seconds across the whole range written from digits,
+        // fractions with every count of trailing zeros, and the edges on both sides of it.
+        var state: UInt64 = 0x9e37_79b9_7f4a_7c15
+        func next() -> UInt64 {
+            state &+= 0x9e37_79b9_7f4a_7c15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+        var times: [Double] = [1, 1.000001, 1.5, 9.999999, 10, 1e9, 1795331360, 1795331360.000001, 1795331360.1, 4294967295.999999,
+                               4294967296, 4294967296.5, 0.999999, 0.5, 1795331360.6424584, 1795331360.0000005]
+        for index in 0..<20_000 {
+            let seconds = index % 4 == 0 ? next() % 100 + 1 : next() % 4_294_967_296
+            // 0 to 6 trailing zeros (6: a whole second).
+            let step: UInt64 = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000][index % 7]
+            let micros = next() % 1_000_000 / step * step
+            times.append(Double(seconds * 1_000_000 + micros) / 1e6)
+        }
+        for time in times {
+            var expected = time.description
+            if expected.hasSuffix(".0") { expected.removeLast(2) }
+            let status = HeldSocketStatus(app: "a", name: "b", kind: "tcp", bytesAvailable: 0, peerClosed: false, watching: true,
+                                          registeredAt: time)
+            let written = Self.direct(status)
+            #expect(written.contains("\"registeredAt\":\(expected),"), "\(time)")
+            let read = try WireCodec().decode(HeldSocketStatus.self, from: ArraySlice(written.utf8))
+            #expect(read.registeredAt == time, "\(time)")
+        }
+        for time in times.prefix(40) {
+            let status = HeldSocketStatus(app: "a", name: "b", kind: "tcp", bytesAvailable: 0, peerClosed: false, watching: true,
+                                          registeredAt: time)
+            #expect(Self.direct(status) == (try Self.foundation(status)), "\(time)")
+        }
+    }
+
     @Test("bodies larger than the writer's stack buffer, in packets and alone, as JSONEncoder writes them")
     func largeBodies() throws {
         // Long enough to outgrow the 1 KiB scratch buffer several times over, with escapes

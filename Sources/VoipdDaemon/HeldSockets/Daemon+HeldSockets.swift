@@ -13,7 +13,7 @@ extension Daemon {
     func hold(_ descriptor: consuming FileDescriptor, app: AppRecord, name: String, kind: String, socketKind: SocketKind? = nil,
               origin: HeldSocketOrigin) throws -> HeldSocket {
         let held = HeldSocket(id: registry.makeID(), app: app.id, name: name, descriptor: descriptor, kind: kind,
-                              socketKind: socketKind, origin: origin, registeredAt: wallClockSeconds())
+                              socketKind: socketKind, origin: origin, registeredAt: wallClockMicroseconds())
         do {
             held.token = try loop.register(held.descriptor, [.readable, .readHangup, .edgeTriggered], .heldSocket(held.id))
         } catch {
