@@ -56,7 +56,9 @@ public final class Daemon {
     var transfers: TransferHost?
     /// Transfer agents killed for an upgrade and not yet ended, reaped when they end.
     let endingAgents = EndingAgents()
-    var running = true
+    /// Read before every turn of the loop, only ever read or assigned: not checked for
+    /// exclusive access at run time (`@exclusivity(unchecked)`).
+    @exclusivity(unchecked) var running = true
     let notifier: ServiceNotifier
     /// Whether the kernel reports children's stops and continues with SIGCHLD. On only while
     /// the stop of a child voipd stopped with SIGSTOP is awaited (``AppTable/reportedStopsAwaited``),

@@ -22,9 +22,10 @@ final class Persistence {
     /// This boot's id: a state file written before the last boot names no process.
     let bootID = ProcFS.bootID ?? ""
     /// An in-place upgrade to perform between two turns of the loop (SIGUSR2, or the client
-    /// and request that asked).
-    var pendingUpgrade: PendingReply?
-    var upgradeBySignal = false
+    /// and request that asked). Looked at after every turn of the loop, and only ever read
+    /// or assigned whole: not checked for exclusive access at run time (`@exclusivity(unchecked)`).
+    @exclusivity(unchecked) var pendingUpgrade: PendingReply?
+    @exclusivity(unchecked) var upgradeBySignal = false
     /// At start: apps whose process an earlier voipd left stopped or frozen, until voipd
     /// decides, once every held socket is back, to keep each so or resume it
     /// (``Daemon/keepOrResumeStoppedSurvivors(recorded:)``).
