@@ -169,6 +169,10 @@ extension Daemon {
     func performDeferredStart() {
         let (name, inBackground, reason) = apps.deferredStarts.removeFirst()
         guard let app = apps[name], !app.lifecycle.phase.isAlive else { return }
+        // Once SIGTERM is read, nothing is started: data read later in that turn, or a
+        // shutdown's inputs, could ask for a relaunch, and the app would be launched by a
+        // voipd about to exit (and left running unsupervised, its held sockets closed).
+        guard running else { return log.info("\(name): not started (\(reason)): voipd is stopping") }
         if let survivor = app.process {
             // A process taken back stopped or frozen at start, not yet decided about (held
             // sockets come back after processes: data waiting on one asks for a launch). It is
