@@ -94,7 +94,7 @@ extension Daemon {
         }
     }
 
-    private func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
+    func makeSnapshot(requester: PendingReply?) -> DaemonSnapshot {
         DaemonSnapshot(
             listener: clients.listener.rawValue, stateLock: persistence.stateFile?.lock.rawValue,
             stateFileWritten: persistence.stateFile.flatMap {
@@ -105,7 +105,13 @@ extension Daemon {
             apps: apps.values.map(DaemonSnapshot.App.init),
             eventLoop: EventLoop.Carried(urgentSet: loop.heldSet.descriptor.rawValue, nextToken: loop.nextToken),
             heldSockets: HeldSocketTable(registry.all),
-            timers: timers.all.map { DaemonSnapshot.Timer(key: $0.key, deadline: $0.deadline, tolerance: $0.tolerance) },
+            // Not a stop's deadline: the new program sets it again for each app still
+            // suspending (``restore(_:)``, through ``noteStopAwaited(_:)``), and a program
+            // older than that timer could not read its kind and would refuse the snapshot.
+            timers: timers.all.compactMap { timer in
+                if case .stopDeadline = timer.key { return nil }
+                return DaemonSnapshot.Timer(key: timer.key, deadline: timer.deadline, tolerance: timer.tolerance)
+            },
             events: events.records, metrics: metrics,
             endingAgents: endingAgents.descriptors, requester: requester)
     }
@@ -184,8 +190,13 @@ extension Daemon {
             stateFile.recorded = Set(written.processes)
             stateFile.socketsChanged = Set(socketsChanged)
         }
-        for timer in snapshot.timers where timer.key != .serviceWatchdog {
-            timers.set(timer.key, deadline: timer.deadline, tolerance: timer.tolerance)
+        let unknownTimers = snapshot.timers.filter { $0.key == nil }.count
+        if unknownTimers > 0 {
+            log.warning("the old program carried \(unknownTimers) timer\(unknownTimers == 1 ? "" : "s") of a kind this program does not know: dropped")
+        }
+        for timer in snapshot.timers {
+            guard let key = timer.key, key != .serviceWatchdog else { continue }
+            timers.set(key, deadline: timer.deadline, tolerance: timer.tolerance)
         }
         log.notice("upgraded in place: \(apps.count) apps, \(clients.count) connections, \(registry.count) held sockets carried over")
         // Reading the snapshot took tens of MB with many held sockets (the text, the

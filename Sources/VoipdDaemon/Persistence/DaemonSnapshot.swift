@@ -94,10 +94,26 @@ struct DaemonSnapshot: Codable {
         var socketsChanged: [AppID]?
     }
 
+    /// A timer as it was set. Its key is nil when it is of a kind this program does not know
+    /// (a newer program's, on an upgrade to an older one): that timer is dropped, not the
+    /// snapshot (``Daemon/restore(_:)`` logs it).
     struct Timer: Codable {
-        var key: DaemonTimer
+        var key: DaemonTimer?
         var deadline: MonotonicInstant
         var tolerance: Duration
+
+        init(key: DaemonTimer, deadline: MonotonicInstant, tolerance: Duration) {
+            self.key = key
+            self.deadline = deadline
+            self.tolerance = tolerance
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            key = try? container.decode(DaemonTimer.self, forKey: .key)
+            deadline = try container.decode(MonotonicInstant.self, forKey: .deadline)
+            tolerance = try container.decode(Duration.self, forKey: .tolerance)
+        }
     }
 
     var listener: CInt
