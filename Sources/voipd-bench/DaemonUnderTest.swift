@@ -9,7 +9,12 @@ import VoipdVocabulary
 final class DaemonUnderTest {
     let socketPath: String
     let logPath: String
+    /// The process the bench spawned: voipd, or what `--voipd` wraps it in (a script that
+    /// runs it under strace, say), which may not pass SIGTERM on to it.
     let process: PidFd
+    /// voipd itself, by the MAINPID its READY=1 names; nil if it named none, or names the
+    /// process spawned. Stopped first, and waited for, by its own pidfd.
+    private var daemon: Watched?
     /// Where voipd reports to its "service manager" (READY=1, STATUS=). Bound only while
     /// the bench listens: nobody drains it otherwise, and a full queue would block voipd.
     private let notifyPath: String
@@ -64,15 +69,22 @@ final class DaemonUnderTest {
                 throw BenchError("voipd exited during start-up; log:\n\(log(tail: 20))")
             }
             guard watched[0].revents != 0 else { continue }
-            let message = try notify.read(upTo: 4096)
-            if String(decoding: message, as: UTF8.self).split(separator: "\n").contains("READY=1") { break }
+            let message = String(decoding: try notify.read(upTo: 4096), as: UTF8.self).split(separator: "\n")
+            guard message.contains("READY=1") else { continue }
+            // voipd is running (it has just said so): its pid names it still.
+            if let main = message.first(where: { $0.hasPrefix("MAINPID=") }).flatMap({ pid_t($0.dropFirst("MAINPID=".count)) }),
+               main != process.pid {
+                daemon = Watched(try PidFd(pid: main))
+            }
+            break
         }
         startNanoseconds = MonotonicInstant.now.nanoseconds - started.nanoseconds
     }
 
     deinit { stop() }
 
-    var pid: pid_t { process.pid }
+    /// voipd's pid (not a wrapper's): what the benchmarks measure.
+    var pid: pid_t { daemon?.pidfd.pid ?? process.pid }
 
     /// The last lines of voipd's log.
     func log(tail lines: Int) -> String {
@@ -104,23 +116,39 @@ final class DaemonUnderTest {
         }
     }
 
-    /// SIGTERM (voipd resumes every app it stopped), then SIGKILL after 10 s; reaps it.
+    /// SIGTERM (voipd resumes every app it stopped), then SIGKILL after 10 s; reaps it. voipd
+    /// itself first, by its pid, when it runs under a wrapper (a script running it under
+    /// strace): a shell sent SIGTERM dies and leaves it running, and a wrapper that passes
+    /// the signal on may exit before voipd has. Then the wrapper, which ends with it.
     func stop() {
         guard !stopped else { return }
         stopped = true
+        if let daemon { end(daemon.pidfd, "voipd") }
+        end(process, daemon == nil ? "voipd" : "the program voipd ran under")
+        _ = try? process.waitForExit()
+    }
+
+    /// SIGTERM, then SIGKILL if it has not ended within 10 s; returns once it has ended.
+    private func end(_ process: borrowing PidFd, _ name: String) {
         try? process.send(SIGTERM)
         var watched = pollfd(fd: process.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let deadline = MonotonicInstant.now + .seconds(10)
         while watched.revents == 0 {
             guard MonotonicInstant.now < deadline else {
-                progress("voipd did not stop within 10 s of SIGTERM: killing it")
+                progress("\(name) did not stop within 10 s of SIGTERM: killing it")
                 try? process.send(SIGKILL)
+                _ = poll(&watched, 1, 10_000)
                 break
             }
             _ = poll(&watched, 1, pollTimeout(until: deadline))
         }
-        _ = try? process.waitForExit()
     }
+}
+
+/// A pidfd kept by a class: a stored optional one.
+private final class Watched {
+    let pidfd: PidFd
+    init(_ pidfd: consuming PidFd) { self.pidfd = pidfd }
 }
 
 /// A datagram socket bound to a path (a notify socket).
