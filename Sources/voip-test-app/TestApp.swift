@@ -10,6 +10,7 @@ final class TestApp {
     private var noAck = Set<AppEventKind>()
     private var readsOnItsOwn = true
     private var exitsOnWake = false
+    private var answersOnWake = false
     private var reconnects = true
     /// `--echo`: what it reads is written back after this long, not reported.
     private var echoDelay: Duration?
@@ -49,6 +50,7 @@ final class TestApp {
         }
         readsOnItsOwn = !options.contains("--no-read")
         exitsOnWake = options.contains("--exit-on-wake")
+        answersOnWake = options.contains("--answer-on-wake")
         reconnects = !options.contains("--no-reconnect")
         if let micros = option("--echo") {
             guard let value = Int(micros), value >= 0 else {
@@ -333,6 +335,9 @@ final class TestApp {
         }
         application.dispatch(event)
         if exitsOnWake && event.kind == .voipSocketReadable { exit(3) }
+        // In the wake itself, not when a test that read the report tells it to: the wake
+        // budget is the app's time to react, not the test's.
+        if answersOnWake && event.kind == .voipSocketReadable { try execute(.audioSession(active: true)) }
         // What woke it is read before the wake is acknowledged, as a VoIP app must: voipd may
         // stop it as soon as the acknowledgement arrives, before the loop polls again.
         if event.kind == .voipSocketReadable, readsOnItsOwn, let name = event.socket?.name, let socket = sockets[name] {

@@ -12,6 +12,9 @@ import VoipdSystem
 //   --no-ack KIND        report events of this kind but never acknowledge them (repeatable)
 //   --no-read            do not read VoIP sockets on its own; only on a "read" command
 //   --exit-on-wake       exit (status 3) on voipSocketReadable: a crash loop for the tests
+//   --answer-on-wake     on voipSocketReadable, make its audio session active (answer the
+//                        call) at once, before reading or acknowledging, as a phone's wake
+//                        handler does; reported as the audioSession command's answer is
 //   --echo MICROSECONDS  write back what it reads from a VoIP socket after handling it for
 //                        this long (as an app handles an INVITE): a stop can land between the
 //                        read and the answer (and on a VoIP listener, between the accept and

@@ -10,16 +10,19 @@ struct CallStateTests {
     /// Budgets of 1 and 2 s: a call outlives them several times over within the test.
     static let shortBudgets = ["--timing", "wakeBudget=1", "--timing", "resumedTaskBudget=2", "--timing", "expirationWarning=1"]
 
-    @Test("a call answered during a wake outlives the wake and task budgets; status shows it; its end suspends the app within a second")
+    @Test("a call answered during a wake outlives the wake and task budgets; status shows it; its end suspends the app at once (the settling after it, no budget)")
     func callOutlivesBudgets() throws {
         let harness = try DaemonHarness(arguments: Self.shortBudgets)
         defer { harness.stop() }
-        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable"])
+        // The app answers in its wake handler: the call begins within the 1 s wake budget
+        // whatever the test is doing. Answered by the test (the app's report reaches it, it
+        // tells the app, the app asks voipd), the call could begin after the budget on a
+        // loaded machine, the app suspended first.
+        let (app, remote) = try harness.launchAppWithVoIPSocket("phone", ["--no-ack", "voipSocketReadable", "--answer-on-wake"])
         try harness.suspend(app)
 
         try remote.write("INVITE sip:phone@voipd.invalid SIP/2.0\r\n\r\n")
         let wake = try app.expectEvent(.voipSocketReadable)
-        try app.send(.audioSession(active: true))
         try app.expect(.audioSession(active: true))
         try app.send(.acknowledge(eventID: wake.id))
         // Four seconds: four wake budgets, two task budgets. Still running.
@@ -37,11 +40,13 @@ struct CallStateTests {
         #expect(row.last.map { $0.count > call + 1 && Int($0[call]).map { (before...after).contains($0) } == true && $0[call + 1] == "s" } == true,
                 "in a call for \(before) to \(after) s: \(table)")
 
-        // The call ends: suspended at once (the reply comes after the stop).
-        let ended = Date().timeIntervalSince1970
+        // The call ends: suspended at once (the reply comes after the stop), by the settling
+        // that follows the call's end, not by a budget that ran out later. (Timed from the
+        // test, "within a second" measured the test's command reaching the app and the app's
+        // request reaching voipd on a loaded machine as well.)
         try app.send(.audioSession(active: false))
         let suspended = try harness.waitForState("phone", .suspended, timeout: .seconds(5))
-        #expect(suspended.time - ended < 1, "suspended \(suspended.time - ended) s after the call ended")
+        #expect(suspended.reason == "no background work left", "\(suspended)")
         #expect(try harness.status("phone").inCallSeconds == nil)
         let log = harness.log
         #expect(log.contains("phone: in a call (audio session active)"))
