@@ -27,7 +27,7 @@ struct SoftphoneTests {
     /// Issue 10, part 2: the call holds the audio session, so no budget ends it. With the time
     /// scale at 0.1, the 9 s call is 90 s of voipd's time: 9 wake budgets, 3 resumed task
     /// budgets (the 25 s after which the softphone used to hang up).
-    @Test("a call answered while suspended lasts 90 s (scaled) in the background; suspended again within a second of the BYE")
+    @Test("a call answered while suspended lasts 90 s (scaled) in the background; suspended again by the BYE (the call's end, not a budget)")
     func longCallInBackground() throws {
         try Self.withSuspendedSoftphone(["--answer-after", "0.2"], timeScale: 0.1) { rig, recorder, _ in
             let call = try rig.call(["--hold", "9"])
@@ -39,7 +39,10 @@ struct SoftphoneTests {
             #expect(resumed.from == .suspended)
             let suspended = try rig.waitForState(.suspended)
             #expect(suspended.time - resumed.time >= 9, "suspended only after the call: \(suspended.time - resumed.time) s")
-            #expect(suspended.time - hungUp < 1, "suspended \(suspended.time - hungUp) s after the BYE")
+            // Suspended by the settling that follows the call's end, not by a budget that ran
+            // out later. (Timed from the test, "within a second of the BYE" measured the
+            // softphone's own reaction to it and its request on a loaded machine as well.)
+            #expect(suspended.reason == "no background work left", "suspended \(suspended.time - hungUp) s after the BYE: \(suspended)")
             #expect(rig.log.contains("audio session active: in a call"))
             #expect(rig.harness.log.contains("\(rig.name): call over after"))
             #expect(processState(rig.pid) == "T")
