@@ -46,8 +46,12 @@ struct KeepAliveTests {
         #expect(Set(wakes.map(\.app)) == ["first", "second"], "the two wakes one after the other: \(wakes)")
         #expect(wakes.allSatisfy { $0.from == .suspended && $0.to == .background && $0.reason == "keep-alive" }, "\(wakes)")
         // On schedule: not before the earlier deadline (which the daemon set after the test
-        // asked), and within a second of it.
-        #expect(wakes[0].time >= due.earliest && wakes[0].time < due.latest + 1, "on schedule: \(wakes[0].time - due.earliest) s")
+        // asked). How soon after it is voipd's latency, not its schedule: a loaded machine (a
+        // sanitizer build, swap) can hold a daemon that slept 7 s off a CPU for over a second,
+        // so "within a second" was a speed target (docs/BENCHMARKS.md measures the wake path).
+        // That the timer fires at its deadline, and the other app's joins it inside its
+        // tolerance, is TimerSchedule's (VoipdLifecycleTests), without a clock.
+        #expect(wakes[0].time >= due.earliest, "on schedule: \(wakes[0].time - due.earliest) s")
 
         try first.expectEvent(.keepAlive, timeout: .seconds(10))
         try second.expectEvent(.keepAlive, timeout: .seconds(10))
