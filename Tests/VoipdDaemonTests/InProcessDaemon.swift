@@ -4,11 +4,21 @@ import Testing
 @testable import VoipdDaemon
 import VoipdConfiguration
 
+/// Held while a daemon made in this process exists (``withDaemonInProcess(adjust:_:)``).
+private let inProcessDaemons = NSLock()
+
 /// Runs `body` with a daemon made in this process (not started: a test drives its loop by
 /// hand), its control socket in a fresh directory, suspending with SIGSTOP whatever the
 /// machine offers. The process's signal mask and SIGCHLD action, which the daemon changes,
 /// are put back afterwards, and the directory (with what the daemon wrote there) removed.
 func withDaemonInProcess(adjust: (inout DaemonConfiguration) -> Void = { _ in }, _ body: (Daemon) throws -> Void) throws {
+    // One at a time, whatever the suite: each daemon turns the kernel's stop reports on and
+    // off in the process's SIGCHLD action while its apps are suspending, and every one puts
+    // back at its end the action it found at its start. Two at once undid each other's (a
+    // test that checks the action, StopsAwaitedTests, saw the other's), and competed for
+    // the process's SIGCHLD.
+    inProcessDaemons.lock()
+    defer { inProcessDaemons.unlock() }
     var template = Array("/tmp/voipd-daemon-test.XXXXXX".utf8CString)
     let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
     var mask = sigset_t()
