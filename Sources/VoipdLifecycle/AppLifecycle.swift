@@ -66,6 +66,13 @@ public struct AppLifecycle: Sendable, Codable {
     /// (the `.resume` in the answer to the input then finds the process already running).
     public var resumesOnSocketReady: Bool { phase.isStopped && pendingTermination == nil }
 
+    /// Reads the value where it is stored: `record.lifecycle.inspect { $0.phase }`. A plain
+    /// `record.lifecycle.phase` on a value stored in a class copies the whole value (retaining
+    /// every reference in it) to call a getter of this module; through `inspect` the getter
+    /// gets the stored value itself. For the wake path, where the records are cold in cache.
+    @inlinable
+    public mutating func inspect<Value>(_ body: (borrowing AppLifecycle) -> Value) -> Value { body(self) }
+
     // MARK: - The state, as the daemon and tests see it
 
     public var phase: LifecyclePhase {

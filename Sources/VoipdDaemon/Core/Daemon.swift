@@ -368,11 +368,12 @@ public final class Daemon {
     private func handle(_ input: LifecycleInput, for app: AppRecord, resumedAt: Double? = nil) -> LifecycleOutcome {
         // Earlier answers' actions before this one's, whichever app they were for.
         settleWakeBookkeeping()
-        let callStarted = app.lifecycle.callStartedAt
+        // Read in place (`inspect`): the wake path's records are cold in cache.
+        let callStarted = app.lifecycle.inspect { $0.callStartedAt }
         let decidedAt = now
         let outcome = app.lifecycle.handle(input, now: decidedAt)
         log.debug("\(app.name): \(input) → \(outcome.reply), \(outcome.actions)")
-        if app.lifecycle.callStartedAt != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
+        if app.lifecycle.inspect({ $0.callStartedAt }) != callStarted { noteCall(of: app, startedAt: callStarted, after: input) }
         if let resumedAt, WakeBookkeeping.canDefer(outcome.actions) {
             perform(outcome.actions, for: app, resumedAt: resumedAt, decidedAt: decidedAt, only: .neededByTheApp)
             // Stop reports off now if no stop is awaited any more: on, they would have the
@@ -427,7 +428,7 @@ public final class Daemon {
     func noteStopAwaited(_ app: AppRecord) {
         // Every wake's batch ends here: with no stop awaited and reports off there is nothing
         // to bring in line, and no set to hash the app's name into.
-        let suspending = app.lifecycle.phase == .suspending
+        let suspending = app.lifecycle.inspect { $0.phase } == .suspending
         if !suspending && apps.stopsAwaited.isEmpty && !reportingStops { return }
         if suspending {
             if apps.stopsAwaited.insert(app.id).inserted { timers.set(.stopDeadline(app.id), deadline: now + Self.stopDeadline) }

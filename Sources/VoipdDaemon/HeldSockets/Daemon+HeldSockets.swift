@@ -90,7 +90,7 @@ extension Daemon {
         // The wake path: the lifecycle says it will resume the app, so SIGCONT goes first and
         // the app runs while voipd does the bookkeeping (its `.resume` is then done already).
         var resumedAt: Double?
-        if app.lifecycle.resumesOnSocketReady, let process = app.process {
+        if app.lifecycle.inspect({ $0.resumesOnSocketReady }), let process = app.process {
             let continuing = wallClockSeconds()
             do {
                 try suspender.resume(process)

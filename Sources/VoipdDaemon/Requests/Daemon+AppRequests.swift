@@ -272,7 +272,7 @@ extension Daemon {
                                    bytesAvailable: event.socket?.bytesAvailable, peerClosed: event.socket?.peerClosed,
                                    connectionsWaiting: event.socket?.connectionsWaiting,
                                    transfers: event.kind == .backgroundTransferEvents ? transferPayload(for: event) : nil,
-                                   state: app.lifecycle.state, reason: event.reason)
+                                   state: app.lifecycle.inspect { $0.state }, reason: event.reason)
         send(.event, message, to: client)
     }
 }
