@@ -20,7 +20,11 @@ enum StartupBenchmark {
 
         Start-up and memory at start, medians of N alternating runs (default 20), everything on
         CPU N (default 0; `any`: the scheduler's choice):
-          voipd          spawned → READY=1 on its notify socket; VmRSS then
+          voipd          spawned → READY=1 on its notify socket; VmRSS then (voipd goes on
+                         bringing up its transfer service meanwhile, so this reads somewhere
+                         between READY=1 and the end of its start, as the scheduler has it)
+          voipd started  VmRSS once its start is over: blocked in epoll_wait for the first time
+                         (/proc/PID/wchan, read every 100 µs), the transfer service up
           s6-fdholderd   `s6-fdholder-daemon -1`: spawned → its readiness newline; VmRSS then
           voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
                          RSS (run again under GNU time, /usr/bin/time)
@@ -66,11 +70,14 @@ enum StartupBenchmark {
         try pinCurrentThread(to: options.cpu)
         progress("load average \(WakeBenchmark.loadAverage())")
         var daemon = Samples(), holder = Samples(), client = Samples(), lister = Samples()
+        var startedKB: [Double] = []
         for _ in 0..<options.runs {
             let directory = try TemporaryDirectory("voipd-bench")
             let started = try DaemonUnderTest(binary: voipd, directory: directory.path, guarded: false, memoryPressureTrigger: true)
             daemon.microseconds.append(Double(started.startNanoseconds) / 1000)
             daemon.kilobytes.append(Double(residentKilobytes(started.pid)))
+            try waitUntilWaitingForEvents(started.pid)
+            startedKB.append(Double(residentKilobytes(started.pid)))
             started.stop()
             if s6 == nil {
                 let started = try S6FdholderUnderTest(directory: directory.path, guarded: false)
@@ -98,8 +105,13 @@ enum StartupBenchmark {
         report("voipd", daemon, against: "s6-fdholderd", holder, what: "start → ready", memory: "RSS at ready", json: options.json)
         report("voipctl status", client, against: "s6-fdholder-list", lister, what: "spawned → exited", memory: "peak RSS", json: options.json)
         if options.json {
+            FreezeBenchmark.emit(jsonLine(StartedFigures(rssKB: Rounded(median(startedKB), 0), minimumRSSKB: Rounded(startedKB.min() ?? .nan, 0),
+                                                         maximumRSSKB: Rounded(startedKB.max() ?? .nan, 0))))
             FreezeBenchmark.emit(jsonLine(ServedFigures(requests: options.runs, rssKB: Rounded(servedKB, 0))))
         } else {
+            FreezeBenchmark.emit("voipd started (waiting for its first request, the transfer service up): RSS p50 "
+                + "\(fixed(median(startedKB) / 1024, 2)) MiB (min \(fixed((startedKB.min() ?? .nan) / 1024, 2)), "
+                + "max \(fixed((startedKB.max() ?? .nan) / 1024, 2)))")
             FreezeBenchmark.emit("voipd after \(options.runs) status requests: RSS \(fixed(servedKB / 1024, 1)) MiB")
         }
         progress("done; load average \(WakeBenchmark.loadAverage())")
@@ -137,6 +149,18 @@ enum StartupBenchmark {
         }
     }
 
+    /// voipd's memory once its start is over, before any request.
+    private struct StartedFigures: Encodable {
+        let test = "startup"
+        let program = "voipd started"
+        var rssKB, minimumRSSKB, maximumRSSKB: Rounded
+
+        enum CodingKeys: String, CodingKey {
+            case test, program
+            case rssKB = "rss_kb", minimumRSSKB = "rss_kb_min", maximumRSSKB = "rss_kb_max"
+        }
+    }
+
     /// voipd's memory once it has served the status requests.
     private struct ServedFigures: Encodable {
         let test = "startup"
@@ -170,6 +194,19 @@ enum StartupBenchmark {
         let pid = try spawnProcess(SpawnRequest(arguments: command, environment: currentEnvironment(), standardOutput: null.rawValue))
         let status = try PidFd(pid: pid).waitForExit()
         guard status == .exited(0) else { throw BenchError("\(command.joined(separator: " ")) failed: \(status)") }
+    }
+
+    /// Returns once `pid` is blocked in `epoll_wait` (its loop waiting for the first event:
+    /// what follows READY=1 in its start is done). Nothing tells the bench that moment, so it
+    /// reads /proc/PID/wchan (where the kernel has it sleep) every 100 µs, for 10 s at most.
+    private static func waitUntilWaitingForEvents(_ pid: pid_t) throws {
+        let deadline = MonotonicInstant.now + .seconds(10)
+        while MonotonicInstant.now < deadline {
+            if ProcFS.read("/proc/\(pid)/wchan") == "do_epoll_wait" { return }
+            var pause = timespec(tv_sec: 0, tv_nsec: 100_000)
+            nanosleep(&pause, nil)
+        }
+        throw BenchError("voipd \(pid) did not wait in epoll_wait within 10 s of READY=1")
     }
 
     /// VmRSS of a running process, in KiB.
