@@ -173,6 +173,14 @@ public func openFileIfPresent(_ path: String, flags: CInt) throws(Errno) -> File
     }
 }
 
+/// A whole file's bytes, or nil when it cannot be opened or read (no file, no permission,
+/// more than `limit` bytes), as `FileManager.contents(atPath:)` says it, without
+/// `FileManager`, whose first use sets up state and code that stay in voipd's memory.
+public func contentsIfReadable(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {
+    guard let file = try? openFile(path, flags: O_RDONLY) else { return nil }
+    return try? file.readToEnd(limit: limit)
+}
+
 /// Two descriptors made together: both ends of a pipe or of a socket pair.
 @frozen
 public struct DescriptorPair: ~Copyable {

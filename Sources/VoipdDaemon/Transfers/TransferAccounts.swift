@@ -22,7 +22,8 @@ final class TransferAccounts {
 
     /// Reads the file; a problem is returned (the accounts start empty).
     func load() -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let bytes = contentsIfReadable(path) else { return nil }
+        let data = Data(bytes)
         do {
             byApp = try JSONDecoder().decode([String: Account].self, from: data)
             return nil

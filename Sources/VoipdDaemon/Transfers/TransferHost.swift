@@ -84,7 +84,8 @@ final class TransferHost: TransferServiceHost {
 
     /// Takes the settings the last voipd of this boot kept; what to log about them, if anything.
     func loadOverrides() -> String? {
-        guard let data = FileManager.default.contents(atPath: overridesPath) else { return nil }
+        guard let bytes = contentsIfReadable(overridesPath) else { return nil }
+        let data = Data(bytes)
         let stored: StoredOverrides
         do {
             stored = try JSONDecoder().decode(StoredOverrides.self, from: data)
