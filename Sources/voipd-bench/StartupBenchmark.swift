@@ -21,16 +21,16 @@ enum StartupBenchmark {
         Start-up and memory at start, medians of N alternating runs (default 20), everything on
         CPU N (default 0; `any`: the scheduler's choice):
           voipd          spawned → READY=1 on its notify socket; VmRSS then (voipd goes on
-                         bringing up its transfer service meanwhile, so this reads somewhere
-                         between READY=1 and the end of its start, as the scheduler has it)
+                         with what follows READY=1 meanwhile, so this reads somewhere between
+                         READY=1 and the end of its start, as the scheduler has it)
           voipd started  VmRSS once its start is over: blocked in epoll_wait for the first time
-                         (/proc/PID/wchan, read every 100 µs), the transfer service up
+                         (/proc/PID/wchan, read every 100 µs); its transfer service is not up
+                         (no task in its store: it comes up at the first transfer request)
           s6-fdholderd   `s6-fdholder-daemon -1`: spawned → its readiness newline; VmRSS then
           voipctl        `voipctl --socket S status` against a running voipd: spawned → exited; peak
                          RSS (run again under GNU time, /usr/bin/time)
           s6-fdholder-list  the same against a running s6-fdholderd
-          voipd again    VmRSS after it has served those N status requests (what READY=1 left
-                         for later, the transfer service, is up by then)
+          voipd again    VmRSS after it has served those N status requests
         Measure the programs as installed: as Deploy/build-release.sh builds them for the
         package (--voipd, --voipctl; `$(Deploy/build-release.sh)/voipd`); by default the voipd
         built beside this bench and the voipctl next to it.
@@ -109,7 +109,7 @@ enum StartupBenchmark {
                                                          maximumRSSKB: Rounded(startedKB.max() ?? .nan, 0))))
             FreezeBenchmark.emit(jsonLine(ServedFigures(requests: options.runs, rssKB: Rounded(servedKB, 0))))
         } else {
-            FreezeBenchmark.emit("voipd started (waiting for its first request, the transfer service up): RSS p50 "
+            FreezeBenchmark.emit("voipd started (waiting for its first request): RSS p50 "
                 + "\(fixed(median(startedKB) / 1024, 2)) MiB (min \(fixed((startedKB.min() ?? .nan) / 1024, 2)), "
                 + "max \(fixed((startedKB.max() ?? .nan) / 1024, 2)))")
             FreezeBenchmark.emit("voipd after \(options.runs) status requests: RSS \(fixed(servedKB / 1024, 1)) MiB")

@@ -141,6 +141,45 @@ struct TransferConditionsTests {
 
     @Test("a reload keeps the expensive network kinds voipd started with, as it keeps the rest of the transfer settings")
     func reloadKeepsExpensiveNetworks() throws {
+        try Self.withReloadableDaemon { network, harness, reload in
+            // The service comes up at the first request that needs it (its store holds no
+            // task): then it follows the network.
+            #expect(try harness.control.transfers().isEmpty)
+            try Self.ip(network, ["route", "add", "default", "dev", "lo", "src", PrivateNetwork.address])
+            try waitForText("transfers: network other, not expensive, available (from the system)", in: harness.logPath)
+
+            // The file now says loopback's kind is expensive, and voipd reloads it.
+            try reload()
+            let reloadedAt = harness.log.utf8.count
+            let sinceReload = { (log: String) in String(decoding: log.utf8.dropFirst(reloadedAt), as: UTF8.self) }
+            // The route goes and comes back: voipd reads the network again, each time.
+            try Self.ip(network, ["route", "del", "default"])
+            #expect(try waitForContent(of: harness.logPath, until: MonotonicInstant.now + .seconds(20)) { sinceReload($0).contains("unavailable (from the system)") })
+            try Self.ip(network, ["route", "add", "default", "dev", "lo", "src", PrivateNetwork.address])
+            #expect(try waitForContent(of: harness.logPath, until: MonotonicInstant.now + .seconds(20)) { sinceReload($0).contains(", available (from the system)") },
+                    "\(harness.log)")
+            #expect(sinceReload(harness.log).contains("transfers: network other, not expensive, available (from the system)"), "\(harness.log)")
+            #expect(try harness.control.setPower(.auto).expensive == false)
+        }
+    }
+
+    @Test("a service that first comes up after a reload has the transfer settings voipd started with, as one up before it keeps them")
+    func serviceUpAfterReloadHasStartSettings() throws {
+        try Self.withReloadableDaemon { network, harness, reload in
+            try Self.ip(network, ["route", "add", "default", "dev", "lo", "src", PrivateNetwork.address])
+            // Reloaded before any transfer request: the service is not up yet.
+            try reload()
+            #expect(harness.log.contains("the transfer settings change only when voipd restarts"), "\(harness.log)")
+            // Brought up now, it takes loopback's kind (other) for inexpensive, as voipd started.
+            let seen = try harness.control.setPower(.auto)
+            #expect(seen.networkAvailable && seen.networkKind == "other" && !seen.expensive, "\(seen)\n\(harness.log)")
+        }
+    }
+
+    /// voipd in a network namespace of its own (only `lo`), started with `expensiveNetworks:
+    /// ["cellular"]` in its configuration file; `reload` rewrites the file to say `["other"]`
+    /// (loopback's kind) and has voipd reload it.
+    static func withReloadableDaemon(_ body: (PrivateNetwork, DaemonHarness, _ reload: () throws -> Void) throws -> Void) throws {
         let network = try PrivateNetwork()
         defer { network.stop() }
         let files = try makeTemporaryDirectory("voipd-transfer-files")
@@ -149,23 +188,11 @@ struct TransferConditionsTests {
         try #"{"transfers": {"expensiveNetworks": ["cellular"]}, "suspension": "signal"}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
         let harness = try DaemonHarness(arguments: ["--config", configuration]) { $0.arguments = network.entering($0.arguments) }
         defer { harness.stop() }
-        try Self.ip(network, ["route", "add", "default", "dev", "lo", "src", PrivateNetwork.address])
-        try waitForText("transfers: network other, not expensive, available (from the system)", in: harness.logPath)
-
-        // The file now says loopback's kind is expensive, and voipd reloads it.
-        try #"{"transfers": {"expensiveNetworks": ["other"]}, "suspension": "signal"}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
-        kill(harness.daemon.pid, SIGHUP)
-        try waitForText("configuration reloaded from \(configuration)", in: harness.logPath)
-        let reloadedAt = harness.log.utf8.count
-        let sinceReload = { (log: String) in String(decoding: log.utf8.dropFirst(reloadedAt), as: UTF8.self) }
-        // The route goes and comes back: voipd reads the network again, each time.
-        try Self.ip(network, ["route", "del", "default"])
-        #expect(try waitForContent(of: harness.logPath, until: MonotonicInstant.now + .seconds(20)) { sinceReload($0).contains("unavailable (from the system)") })
-        try Self.ip(network, ["route", "add", "default", "dev", "lo", "src", PrivateNetwork.address])
-        #expect(try waitForContent(of: harness.logPath, until: MonotonicInstant.now + .seconds(20)) { sinceReload($0).contains(", available (from the system)") },
-                "\(harness.log)")
-        #expect(sinceReload(harness.log).contains("transfers: network other, not expensive, available (from the system)"), "\(harness.log)")
-        #expect(try harness.control.setPower(.auto).expensive == false)
+        try body(network, harness) {
+            try #"{"transfers": {"expensiveNetworks": ["other"]}, "suspension": "signal"}"#.write(toFile: configuration, atomically: true, encoding: .utf8)
+            kill(harness.daemon.pid, SIGHUP)
+            try waitForText("configuration reloaded from \(configuration)", in: harness.logPath)
+        }
     }
 
     /// Runs `ip` inside the namespace, to its end.

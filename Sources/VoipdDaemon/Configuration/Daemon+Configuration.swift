@@ -100,8 +100,14 @@ extension Daemon {
         if updated.suspension != configuration.suspension || updated.cgroupDirectory != configuration.cgroupDirectory {
             log.warning("the suspension backend changes only when voipd restarts")
         }
+        if updated.transfers != configuration.transfers {
+            log.warning("the transfer settings change only when voipd restarts")
+        }
         let triggerChanged = updated.memoryPressureTrigger != configuration.memoryPressureTrigger
         var kept = updated
+        // The transfer service runs with the settings voipd started with, whether it came up
+        // at start or comes up at a later request (setUpTransfersIfRecorded()).
+        kept.transfers = configuration.transfers
         kept.socketPath = configuration.socketPath
         kept.socketMode = configuration.socketMode
         kept.stateDirectory = configuration.stateDirectory

@@ -52,8 +52,11 @@ public final class Daemon {
     var metrics = Metrics()
     var locked = false
     var memoryPressure: MemoryPressureTrigger?
-    /// The background-transfer service (nil: off).
+    /// The background-transfer service (nil: off, or not brought up yet: ``setUpTransfers()``).
     var transfers: TransferHost?
+    /// Whether bringing up the transfer service was tried: at start when its store holds
+    /// tasks, else at the first request that needs it (``setUpTransfersIfRecorded()``).
+    var transfersTried = false
     /// Transfer agents killed for an upgrade and not yet ended, reaped when they end.
     let endingAgents = EndingAgents()
     /// Read before every turn of the loop, only ever read or assigned: not checked for
@@ -182,8 +185,9 @@ public final class Daemon {
         notifier.notify(["READY=1", "MAINPID=\(getpid())", "STATUS=\(statusLine)"])
         // The control socket listens and the apps are back: READY=1 says so at once. The
         // transfer service (its records decoded, a third of the start's work) comes up
-        // after it, before the loop reads the first request, so no request finds it missing.
-        setUpTransfers()
+        // after it, before the loop reads the first request, if its store holds tasks;
+        // otherwise at the first request that needs it.
+        setUpTransfersIfRecorded()
         // What the start raised (an upgrade's restore tells a suspended app of data that came
         // during the exec, and checks a stop the old program had not confirmed) is done now,
         // not when some later event happens to wake the loop.

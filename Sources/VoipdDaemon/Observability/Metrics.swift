@@ -49,7 +49,9 @@ extension Daemon {
         metric("voipd_client_queue_overflows_total", "counter", "Connections closed for not reading what voipd sent them.", [("", "\(clients.queues.overflows)")])
         metric("voipd_client_queue_bytes", "gauge", "Bytes waiting for connections to read them.", [("", "\(clients.queues.totalBytes)")])
         metric("voipd_hello_timeouts_total", "counter", "Connections closed after limits.helloTimeout without a request.", [("", "\(clients.admission.helloTimeouts)")])
-        if let transfers { transferMetrics(transfers, metric) }
+        if transfers != nil || (!transfersTried && configuration.transfers.enabled && transferDirectory != nil) {
+            transferMetrics(transfers, metric)
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -10,9 +10,28 @@ import VoipdVocabulary
 /// does"): apps' requests go to the transfer service, the apps' presence is fed from their
 /// transitions, and the service's deliveries resume or relaunch apps through their lifecycles.
 extension Daemon {
+    /// At start, after READY=1 (``run()``): the service comes up now if its store holds
+    /// tasks (attempts to carry on, ends that wait for their apps, deliveries to make again);
+    /// otherwise at the first request that needs it (``transferService()``). Until then it
+    /// has nothing to do: no task waits for the power or the network, no app for an event,
+    /// and the sessions, limiters and budgets of `state.json` matter only to a request. An
+    /// install whose apps do not use transfers never pays for the service's start, its
+    /// store's coders, nor its netlink sockets (docs/BENCHMARKS.md, "Start-up and memory at
+    /// start").
+    func setUpTransfersIfRecorded() {
+        if configuration.transfers.enabled, let directory = transferDirectory {
+            let names = (try? DirectoryEntry.names(in: directory + "/tasks")) ?? []
+            guard names.contains(where: { $0.hasSuffix(".json") }) else { return }
+        }
+        setUpTransfers()
+    }
+
     /// Starts the service on the records of its store (`<state directory>/<socket>.transfers`),
-    /// after READY=1 (``run()``).
+    /// once (``setUpTransfersIfRecorded()``), with the transfer settings voipd started with: a
+    /// reload keeps them (``reloadConfiguration()``).
     func setUpTransfers() {
+        guard !transfersTried else { return }
+        transfersTried = true
         guard configuration.transfers.enabled else { return }
         guard let directory = transferDirectory else {
             return log.info("background transfers are off: they need a state directory (stateDirectory is \"\")")
@@ -39,7 +58,7 @@ extension Daemon {
         transfersChanged()
     }
 
-    private var transferDirectory: String? {
+    var transferDirectory: String? {
         let directory: String
         switch configuration.stateDirectory {
         case "": return nil
@@ -52,8 +71,9 @@ extension Daemon {
         return directory + "/" + stem + ".transfers"
     }
 
-    /// The service, or the error that says transfers are off.
+    /// The service, brought up if it was not yet, or the error that says transfers are off.
     private func transferService() throws(ProtocolError) -> TransferHost {
+        setUpTransfers()
         guard let transfers else { throw ProtocolError(.invalidState, "background transfers are off in this voipd (see its log)") }
         return transfers
     }

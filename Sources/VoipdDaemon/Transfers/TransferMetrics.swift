@@ -2,12 +2,14 @@ import VoipdTransfers
 
 extension Daemon {
     /// Background transfers' part of `voipctl stats` (docs/PROTOCOL.md, `stats`): the tasks
-    /// by phase and the agents now, and counters since voipd started.
-    func transferMetrics(_ host: TransferHost, _ metric: (String, String, String, [(labels: String, value: String)]) -> Void) {
-        let engine = host.service.engine
-        let statistics = engine.statistics
+    /// by phase and the agents now, and counters since voipd started. Without a host (the
+    /// service not brought up yet: no request has needed it, and its store held no task at
+    /// start) every figure is 0, as the service's would be.
+    func transferMetrics(_ host: TransferHost?, _ metric: (String, String, String, [(labels: String, value: String)]) -> Void) {
+        let engine = host?.service.engine
+        let statistics = engine?.statistics ?? TransferStatistics()
         var phases = ["waiting": 0, "running": 0, "challenged": 0, "finished": 0]
-        for task in engine.tasks.values {
+        for task in engine.map({ Array($0.tasks.values) }) ?? [] {
             switch task.phase {
             case .waiting: phases["waiting", default: 0] += 1
             case .running: phases["running", default: 0] += 1
@@ -17,7 +19,7 @@ extension Daemon {
         }
         metric("voipd_transfer_tasks", "gauge", "Background transfer tasks by phase (finished: not yet handed over).",
                phases.sorted { $0.key < $1.key }.map { ("{phase=\"\($0.key)\"}", "\($0.value)") })
-        metric("voipd_transfer_agents", "gauge", "Transfer agents (voipd-transfer) running.", [("", "\(host.service.agentProcesses.count)")])
+        metric("voipd_transfer_agents", "gauge", "Transfer agents (voipd-transfer) running.", [("", "\(host?.service.agentProcesses.count ?? 0)")])
         metric("voipd_transfer_bytes_total", "counter", "Bytes background transfers moved, sent and received.", [("", "\(statistics.bytes)")])
         metric("voipd_transfer_attempts_total", "counter", "Transfer attempts started (a retry or a resumption is one more).",
                [("", "\(statistics.attemptsStarted)")])
