@@ -46,7 +46,8 @@ notify.bind(work + "/notify.sock")
 notify.settimeout(300)
 grind = ["valgrind", "--tool=callgrind", "--demangle=no", "--dump-instr=no"]
 # Two starts: the first after an install (no records yet), then one with the records the
-# first left (the transfer service's state decoded, not written): every later start's path.
+# first left (its state file read): every later start's path. The transfer service is not
+# in either: with no task in its store it comes up at the first transfer request.
 # The first part of each profile (voipd.out.1, again.out.1) ends where READY=1 is sent.
 for profile in ["voipd.out", "again.out"]:
     daemon = subprocess.Popen(grind + ["--dump-before=*ServiceNotifierC6notify*", "--callgrind-out-file=" + work + "/" + profile, work + "/voipd",
