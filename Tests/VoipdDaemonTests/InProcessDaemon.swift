@@ -3,6 +3,9 @@ import Glibc
 import Testing
 @testable import VoipdDaemon
 import VoipdConfiguration
+import VoipdLifecycle
+import VoipdSystem
+import VoipdVocabulary
 
 /// Held while a daemon made in this process exists (``withDaemonInProcess(adjust:_:)``).
 private let inProcessDaemons = NSLock()
@@ -38,4 +41,17 @@ func withDaemonInProcess(adjust: (inout DaemonConfiguration) -> Void = { _ in },
     configuration.logLevel = .warning
     adjust(&configuration)
     try body(try Daemon(configuration: configuration))
+}
+
+/// An app made and started by `daemon` as a test's supervised program: a launchable app
+/// (one that does not speak voipd's protocol) whose command is `command`, in the app table,
+/// started in the foreground or the background. The test ends its process by pid.
+func startedApp(_ daemon: Daemon, name: String = "phone", command: [String] = ["/bin/sleep", "600"],
+                inBackground: Bool = false) throws -> AppRecord {
+    let app = AppRecord(name: name, uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
+                        since: wallClockSeconds())
+    app.launch = LaunchSpecification(LaunchCommand(arguments: command, environment: [], workingDirectory: nil))
+    daemon.apps[app.id] = app
+    try daemon.start(app, inBackground: inBackground, reason: "test")
+    return app
 }

@@ -14,11 +14,7 @@ struct LoopTurnTests {
     @Test("a wake's bookkeeping settled when the loop's bounded wait runs out (the woken program said nothing) has what it raised performed in the same turn: an adopted program's keep-alive is set then, not whenever some later event comes")
     func boundedWaitDrainsWhatTheSettleRaised() throws {
         try withDaemonInProcess { daemon in
-            let policy = AppPolicy(canLaunch: true, speaksProtocol: false)
-            let app = AppRecord(name: "baresip", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: policy), since: wallClockSeconds())
-            app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
-            daemon.apps[app.id] = app
-            try daemon.start(app, inBackground: true, reason: "test")
+            let app = try startedApp(daemon, name: "baresip", inBackground: true)
             let process = try #require(app.process)
             defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
             // Adopted after its launch: the next batch of its actions gives it its keep-alive.

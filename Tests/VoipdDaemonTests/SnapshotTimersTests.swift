@@ -38,11 +38,7 @@ struct SnapshotTimersTests {
     @Test("an app whose stop is awaited has a stop deadline, but the snapshot does not carry it: a program older than that timer reads every timer carried; restoring sets the deadline again")
     func stopDeadlineNotCarried() throws {
         try withDaemonInProcess { daemon in
-            let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
-                                since: wallClockSeconds())
-            app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
-            daemon.apps[app.id] = app
-            try daemon.start(app, inBackground: false, reason: "test")
+            let app = try startedApp(daemon)
             let process = try #require(app.process)
             defer {
                 _ = try? process.pidfd.send(SIGKILL)

@@ -13,11 +13,7 @@ struct StoppingDaemonTests {
     @Test("data for a dead app read in the turn that read SIGTERM asks for a relaunch: the app is not started, neither then nor by the shutdown that drains the relaunches queued")
     func noLaunchOnceStopping() throws {
         try withDaemonInProcess { daemon in
-            let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
-                                since: wallClockSeconds())
-            app.launch = LaunchSpecification(LaunchCommand(arguments: ["/bin/sleep", "600"], environment: [], workingDirectory: nil))
-            daemon.apps[app.id] = app
-            try daemon.start(app, inBackground: false, reason: "test")
+            let app = try startedApp(daemon)
             let pair = try Socket.pair()
             try daemon.hold(pair.first, app: app, name: "sip", kind: "unix-stream", origin: .registered)
             // Whatever this test's daemon started is ended by its pid.

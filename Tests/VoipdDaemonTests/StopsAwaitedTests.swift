@@ -85,11 +85,7 @@ struct StopsAwaitedTests {
                                    running: () throws -> Void = {},
                                    _ body: (Daemon, AppRecord, borrowing FileDescriptor) throws -> Void) throws {
         try withDaemonInProcess(adjust: adjust) { daemon in
-            let app = AppRecord(name: "phone", uid: geteuid(), lifecycle: daemon.newLifecycle(policy: AppPolicy(canLaunch: true, speaksProtocol: false)),
-                                since: wallClockSeconds())
-            app.launch = LaunchSpecification(LaunchCommand(arguments: command, environment: [], workingDirectory: nil))
-            daemon.apps[app.id] = app
-            try daemon.start(app, inBackground: false, reason: "test")
+            let app = try startedApp(daemon, command: command)
             let process = try #require(app.process)
             defer { if app.process != nil { _ = try? process.pidfd.send(SIGKILL); _ = try? process.pidfd.waitForExit() } }
             let pair = try Socket.pair()
