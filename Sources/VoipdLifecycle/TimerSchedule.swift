@@ -25,11 +25,17 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    @usableFromInline typealias Item = (deadline: MonotonicInstant, key: Key, generation: UInt64)
+
     @usableFromInline var entries: [Key: Entry] = [:]
     /// A min-heap of (deadline, key, generation); entries whose generation no longer
     /// matches were cancelled or moved and are skipped when they surface.
-    @usableFromInline var heap: [(deadline: MonotonicInstant, key: Key, generation: UInt64)] = []
-    @usableFromInline var tolerant: Set<Key> = []
+    @usableFromInline var heap: [Item] = []
+    /// The tolerant timers by when their window opens (deadline − tolerance), a min-heap like
+    /// ``heap`` (stale items skipped the same way): ``takeDue(at:)`` takes those whose window
+    /// has opened from its top, instead of looking at every tolerant timer each time a timer
+    /// fires (with 1,000 apps' keep-alives, each fire of a freeze's confirmation re-read).
+    @usableFromInline var windows: [Item] = []
     @usableFromInline var generation: UInt64 = 0
 
     @inlinable
@@ -42,6 +48,10 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     /// How many deadlines the heap holds, stale ones (cancelled or moved) included: for
     /// tests that its growth stays bounded.
     package var storedDeadlineCount: Int { heap.count }
+
+    /// How many window openings of tolerant timers are held, stale ones included: for tests
+    /// that their growth stays bounded too.
+    package var storedWindowCount: Int { windows.count }
 
     /// Whether `key` is set.
     @inlinable
@@ -56,17 +66,21 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     public mutating func set(_ key: Key, deadline: MonotonicInstant, tolerance: Duration = .zero) {
         generation += 1
         entries[key] = Entry(deadline: deadline, tolerance: tolerance, generation: generation)
-        if tolerance > .zero { tolerant.insert(key) } else { tolerant.remove(key) }
-        push((deadline, key, generation))
-        // Cancelled and moved timers stay in the heap until they surface; rebuild it when
-        // they outnumber the live ones, so a busy wake cycle cannot grow it without bound.
-        if heap.count > 2 * entries.count + 64 { rebuildHeap() }
+        Self.push((deadline, key, generation), into: &heap)
+        if tolerance > .zero { Self.push((deadline - tolerance, key, generation), into: &windows) }
+        // Cancelled and moved timers stay in the heaps until they surface; rebuild them when
+        // they outnumber the live ones, so a busy wake cycle cannot grow them without bound.
+        if heap.count > 2 * entries.count + 64 || windows.count > 2 * entries.count + 64 { rebuildHeaps() }
     }
 
     @inlinable
-    mutating func rebuildHeap() {
+    mutating func rebuildHeaps() {
         heap.removeAll(keepingCapacity: true)
-        for (key, entry) in entries { push((entry.deadline, key, entry.generation)) }
+        windows.removeAll(keepingCapacity: true)
+        for (key, entry) in entries {
+            Self.push((entry.deadline, key, entry.generation), into: &heap)
+            if entry.tolerance > .zero { Self.push((entry.deadline - entry.tolerance, key, entry.generation), into: &windows) }
+        }
     }
 
     /// Every timer set: its key, deadline and tolerance.
@@ -79,7 +93,6 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     @inlinable
     public mutating func cancel(_ key: Key) {
         entries[key] = nil
-        tolerant.remove(key)
     }
 
     /// Cancels every timer matching `predicate`.
@@ -96,7 +109,8 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Removes and returns the timers due at `now`, earliest first, together with the
-    /// tolerant timers whose window has opened.
+    /// tolerant timers whose window has opened (earliest deadline first, after the due ones).
+    /// Costs what it takes (a heap's pop each), not the number of timers set.
     @inlinable
     public mutating func takeDue(at now: MonotonicInstant) -> [Key] {
         var due: [Key] = []
@@ -105,15 +119,18 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
             guard let top = heap.first, top.deadline <= now else { break }
             due.append(top.key)
             entries[top.key] = nil
-            tolerant.remove(top.key)
-            pop()
+            Self.pop(&heap)
         }
         guard !due.isEmpty else { return due }
-        // The system is awake now: whatever may fire early goes along.
-        let early = tolerant
-            .compactMap { key in entries[key].map { (key, $0) } }
-            .filter { _, entry in entry.deadline - entry.tolerance <= now }
-            .sorted { $0.1.deadline < $1.1.deadline }
+        // The system is awake now: whatever may fire early goes along. A window's item is
+        // stale when its timer was taken above, cancelled, or set again since.
+        var early: [(key: Key, deadline: MonotonicInstant)] = []
+        while let top = windows.first, top.deadline <= now {
+            Self.pop(&windows)
+            guard let entry = entries[top.key], entry.generation == top.generation else { continue }
+            early.append((top.key, entry.deadline))
+        }
+        early.sort { $0.deadline < $1.deadline }
         for (key, _) in early {
             due.append(key)
             cancel(key)
@@ -123,11 +140,11 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
 
     @inlinable
     mutating func dropStaleTop() {
-        while let top = heap.first, entries[top.key]?.generation != top.generation { pop() }
+        while let top = heap.first, entries[top.key]?.generation != top.generation { Self.pop(&heap) }
     }
 
     @inlinable
-    mutating func push(_ item: (deadline: MonotonicInstant, key: Key, generation: UInt64)) {
+    static func push(_ item: Item, into heap: inout [Item]) {
         heap.append(item)
         var child = heap.count - 1
         while child > 0 {
@@ -139,7 +156,7 @@ public struct TimerSchedule<Key: Hashable & Sendable>: Sendable {
     }
 
     @inlinable
-    mutating func pop() {
+    static func pop(_ heap: inout [Item]) {
         heap.swapAt(0, heap.count - 1)
         heap.removeLast()
         var parent = 0
