@@ -3,31 +3,36 @@ import VoipdVocabulary
 
 /// Confirming a freeze without blocking the loop and without looking forever
 /// (``FreezeConfirmation``): read at once (``Daemon/checkStop(_:)``), then a few timed
-/// re-reads for a task that was running, and under cgroup v2 the kernel's own word,
-/// `EPOLLPRI` on the cgroup's `cgroup.events`, registered only while the freeze is
-/// unconfirmed (kernfs raises it at every change, thaws included, and voipd's own wakes must
-/// not wake voipd). cgroup v1 notifies nothing: its re-reads go on, every 100 ms at most,
-/// until the freeze is done or the lifecycle stops waiting for it.
+/// re-reads for a task that was running, and under cgroup v2, once they are over, the kernel's
+/// own word: `EPOLLPRI` on the cgroup's `cgroup.events`. cgroup v1 notifies nothing: its
+/// re-reads go on, every 100 ms at most, until the freeze is done or the lifecycle stops
+/// waiting for it.
 extension Daemon {
-    /// The freeze of `process` is not done yet: schedule the next look, and under v2 listen
-    /// for the kernel's notification. The read just done cleared any earlier notification, so
-    /// a freeze completed since it is reported as soon as the registration is made.
+    /// The freeze of `process` is not done yet: schedule the next look, and under v2, once the
+    /// timed re-reads are over, listen for the kernel's notification.
+    ///
+    /// The notification is registered only then, not with the first re-read: kernfs raises it
+    /// at every change, thaws included (so voipd's own wakes must not be registered), and the
+    /// kernel sends at most one per 10 ms per file, so the freeze that follows a wake's thaw
+    /// is notified ~10 ms late, after the re-reads that confirm it in the common case. Armed
+    /// from the first re-read it cost two `epoll_ctl` per suspension (add, then delete at the
+    /// confirmation) for nothing. The read just done cleared any earlier notification, so a
+    /// freeze completed since is reported as soon as the registration is made.
     func awaitFreeze(of app: AppRecord, _ process: AppProcess) {
         guard let box = process.cgroup else { return }
         var schedule = process.freezeConfirmation ?? FreezeConfirmation(version: box.cgroup.version)
-        if schedule.watchesNotification && process.freezeWatch == nil {
+        if let delay = schedule.nextDelay() {
+            timers.set(.stopCheck(app.id), deadline: now + delay)
+        } else if schedule.watchesNotification && process.freezeWatch == nil {
             do {
                 process.freezeWatch = try loop.register(box.cgroup.stateFile, .priority, .cgroupEvents(app.id))
+                log.debug("\(app.name): freeze not done after \(schedule.rereads) looks; waiting for the kernel's notification")
             } catch {
                 // Without the notification the re-reads go on, as under v1.
                 log.warning("\(app.name): cannot watch \(box.cgroup.path)/cgroup.events: \(error); looking again every 100 ms at most")
                 schedule = FreezeConfirmation(version: .v1)
+                if let delay = schedule.nextDelay() { timers.set(.stopCheck(app.id), deadline: now + delay) }
             }
-        }
-        if let delay = schedule.nextDelay() {
-            timers.set(.stopCheck(app.id), deadline: now + delay)
-        } else {
-            log.debug("\(app.name): freeze not done after \(schedule.rereads) looks; waiting for the kernel's notification")
         }
         process.freezeConfirmation = schedule
     }

@@ -5,11 +5,13 @@
 ///    `read`) is frozen within the write, so this is usually the confirmation;
 /// 2. then re-read on a timer, 50 µs, doubling (100, 200 µs … 6.4 ms), for a task that was
 ///    running and freezes as it next leaves the kernel (a few µs to a scheduler tick);
-/// 3. under v2, also register the cgroup's ``AppCgroup/stateFile`` for `EPOLLPRI`
-///    (one-shot, armed only while a freeze awaits confirmation, so that thaws do not wake
-///    the loop): the kernel's notification is the last word. It is rate-limited to one per
+/// 3. under v2, once the re-reads are over, register the cgroup's ``AppCgroup/stateFile``
+///    for `EPOLLPRI` (only while a freeze awaits confirmation, so that thaws do not wake the
+///    loop): the kernel's notification is the last word. It is rate-limited to one per
 ///    10 ms per file, later ones deferred to the end of that interval, which is why the
-///    timer comes first: the notification of a freeze shortly after a thaw comes ~10–20 ms late.
+///    timer comes first, and alone: the notification of a freeze shortly after a thaw comes
+///    ~10–20 ms late, after the re-reads, so registering it earlier would cost two
+///    `epoll_ctl` per suspension for nothing.
 ///
 /// After about 13 ms of re-reads (8 of them, ~7 µs each), v2 relies on the notification
 /// alone: a freeze that takes longer (a task in uninterruptible sleep: D state, NFS, a
@@ -45,7 +47,7 @@ public struct FreezeConfirmation: Sendable, Equatable {
         return version == .v1 ? min(delay, Self.v1LongestDelay) : delay
     }
 
-    /// Whether the cgroup's change notification should be armed (`EPOLLPRI`, one-shot) while
-    /// the freeze is unconfirmed.
+    /// Whether the cgroup's change notification should be armed (`EPOLLPRI`) once the
+    /// re-reads are over (``nextDelay()`` returned nil) and while the freeze is unconfirmed.
     public var watchesNotification: Bool { version == .v2 }
 }
