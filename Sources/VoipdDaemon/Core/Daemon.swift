@@ -215,6 +215,12 @@ public final class Daemon {
             drainDeferredInputs()
         }
         fireTimersTheTimerfdMissed()
+        // The timerfd follows what the turn changed before the turn's records go out, not at
+        // the next turn: a follower woken by its record (the wake bench, waiting for an app's
+        // suspension to send it the next datagram) may take this CPU there, and whatever voipd
+        // still has to do then waits in front of the next wake. (A freeze confirmed by its
+        // timed re-read leaves the timerfd to re-arm for the next deadline at every suspension.)
+        rearmTimer()
         flushBroadcasts()
         saveStateIfDue()
         if let request = persistence.pendingUpgrade {
