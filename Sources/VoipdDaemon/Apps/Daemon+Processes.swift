@@ -8,6 +8,11 @@ import VoipdVocabulary
 /// Starting apps, and learning when they stop or end.
 extension Daemon {
     func launch(_ request: LaunchRequest, descriptors: DescriptorBag, from client: ClientConnection) throws {
+        // Refused before anything changes: an app's settings are not replaced by a launch
+        // that will not happen (``start(_:inBackground:reason:)`` refuses it anyway).
+        guard running else {
+            throw Self.stopping(request.name ?? request.arguments?.first.map { String($0.split(separator: "/").last ?? "") } ?? "the app")
+        }
         let caller = client.credentials
         let app: AppRecord
         var isNew = false
@@ -114,7 +119,12 @@ extension Daemon {
     }
 
     /// Starts an app's process from its launch specification and tells the lifecycle.
+    /// Once SIGTERM (or SIGINT) is read, nothing is started, whatever asks: a client's launch
+    /// read later in that turn, a relaunch for data or the shutdown's inputs. The process
+    /// would be launched by a voipd about to exit, and left running unsupervised (its held
+    /// sockets closed with voipd). The app is left as it was: this is not its launch failing.
     func start(_ app: AppRecord, inBackground: Bool, reason: String) throws {
+        guard running else { throw Self.stopping(app.name) }
         guard let specification = app.launch else {
             throw ProtocolError(.launchFailed, "voipd does not know how to start \(app.name)")
         }
@@ -169,9 +179,8 @@ extension Daemon {
     func performDeferredStart() {
         let (name, inBackground, reason) = apps.deferredStarts.removeFirst()
         guard let app = apps[name], !app.lifecycle.phase.isAlive else { return }
-        // Once SIGTERM is read, nothing is started: data read later in that turn, or a
-        // shutdown's inputs, could ask for a relaunch, and the app would be launched by a
-        // voipd about to exit (and left running unsupervised, its held sockets closed).
+        // Checked before the survivor below, which is kept as it is too (start refuses the
+        // rest): data read later in SIGTERM's turn, or a shutdown's inputs, ask for these.
         guard running else { return log.info("\(name): not started (\(reason)): voipd is stopping") }
         if let survivor = app.process {
             // A process taken back stopped or frozen at start, not yet decided about (held
@@ -269,4 +278,9 @@ extension Daemon {
 extension Daemon {
     /// The most bytes of command line, environment and directory a launch may carry.
     static let largestCommandLine = 16 * 1024
+
+    /// The refusal of a start asked for once voipd has read SIGTERM or SIGINT.
+    static func stopping(_ name: String) -> ProtocolError {
+        ProtocolError(.launchFailed, "voipd is stopping: \(name) not started")
+    }
 }
