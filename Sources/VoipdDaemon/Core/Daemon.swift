@@ -223,13 +223,7 @@ public final class Daemon {
         rearmTimer()
         flushBroadcasts()
         saveStateIfDue()
-        if let request = persistence.pendingUpgrade {
-            persistence.pendingUpgrade = nil
-            performUpgrade(requestedBy: request)
-        } else if persistence.upgradeBySignal {
-            persistence.upgradeBySignal = false
-            performUpgrade(requestedBy: nil)
-        }
+        upgradeIfAsked()
     }
 
     private func dispatch(_ source: EventSource, _ events: EpollEvents) {

@@ -18,6 +18,26 @@ extension Daemon {
         persistence.pendingUpgrade = PendingReply(client: client.id, request: request.id)
     }
 
+    /// After a turn that read an `upgrade` request or SIGUSR2 (one upgrade serves both).
+    /// Not once that turn read SIGTERM or SIGINT too: the new program would not know it had
+    /// been asked to stop (the signal is read), and would serve on, until the service manager
+    /// gave up waiting and killed it, its suspended apps left stopped. voipd stops instead;
+    /// the requester is told before its connection closes.
+    func upgradeIfAsked() {
+        let requester = persistence.pendingUpgrade
+        guard requester != nil || persistence.upgradeBySignal else { return }
+        persistence.pendingUpgrade = nil
+        persistence.upgradeBySignal = false
+        guard running else {
+            log.notice("upgrade not performed: voipd is stopping")
+            if let requester, let client = clients[requester.client] {
+                sendError(ProtocolError(.invalidState, "voipd is stopping: not upgraded"), request: requester.request, to: client)
+            }
+            return
+        }
+        performUpgrade(requestedBy: requester)
+    }
+
     /// Executes voipd again, carrying everything over. On failure voipd keeps running as it
     /// was, and says why.
     func performUpgrade(requestedBy requester: PendingReply?) {
