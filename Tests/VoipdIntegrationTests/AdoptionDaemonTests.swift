@@ -71,15 +71,19 @@ struct AdoptionDaemonTests {
         #expect(try harness.status("reader").pid == pid, "the same process throughout")
     }
 
-    @Test("adopted through its manifest, with a 1 s quiet window: suspended within about a second of going quiet, woken by a datagram; status names the rules")
+    @Test("adopted through its manifest, with a 1 s quiet window: suspended by a verdict over that window (not the default 5 s), woken by a datagram; status names the rules")
     func manifestAdoption() throws {
         try withLaunchedReader { harness, output, port in
             let launched = try harness.status("reader")
             #expect(launched.adoption?.rules == ["udp:local=127.0.0.1:*"] && !launched.connected)
             _ = try harness.control.command(.background, "reader")
-            let backgrounded = try harness.waitForState("reader", .background)
+            try harness.waitForState("reader", .background)
             let suspended = try harness.waitForState("reader", .suspended)
-            #expect(suspended.time - backgrounded.time < 4, "a 1 s window, not the default 5 s")
+            #expect(suspended.reason == "quiet", "\(suspended.reason)")
+            // The verdict that suspended it says the window it was judged over: the manifest's.
+            // (How soon that came after the background is the machine's load, not the window.)
+            let activity = try harness.status("reader").adoption?.activity ?? ""
+            #expect(activity.hasPrefix("quiet: ") && activity.hasSuffix(" (1 s window)"), "\(activity)")
             try sendDatagram("hello", toLoopbackPort: port)
             try harness.waitForState("reader", .background)
             try waitForText("got hello", in: output)

@@ -46,6 +46,15 @@ final class AdoptedProgram {
         }
         if adopted.count > Self.listedInStatus { lines.append("… and \(adopted.count - Self.listedInStatus) more") }
         return AdoptionStatus(rules: settings.policy.rules.map(\.description), adopted: lines, ignored: report?.ignored.count ?? 0,
-                              lastLook: lastLook, warning: warning, activity: verdict?.description)
+                              lastLook: lastLook, warning: warning, activity: verdict.map(describe))
+    }
+
+    /// A verdict on the window, with the window it was judged over: the measured interval
+    /// is at least that long, and says nothing of which window (a manifest's or the default).
+    private func describe(_ verdict: QuietVerdict) -> String {
+        switch verdict {
+        case .quiet, .busy: "\(verdict) (\(SecondsFormat.tenths(settings.thresholds.window.seconds)) s window)"
+        case .unreadData, .measuring: verdict.description
+        }
     }
 }
