@@ -102,6 +102,11 @@ int voipd_peer_pidfd(int fd)
 
 int voipd_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags) { return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, flags); }
+int voipd_prlimit(pid_t pid, int resource, uint64_t soft, uint64_t hard)
+{
+    struct { uint64_t soft, hard; } limit = { soft, hard };
+    return (int)syscall(SYS_prlimit64, pid, resource, &limit, NULL);
+}
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags) { return (int)syscall(SYS_pidfd_getfd, pidfd, targetfd, flags); }
 int voipd_close_range_cloexec(unsigned int first) { return (int)syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC); }
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options) { return waitid((idtype_t)P_PIDFD, (id_t)pidfd, info, options); }

@@ -54,6 +54,14 @@ public struct ResourceLimit: Sendable, Equatable, Codable {
         var limit = rlimit(rlim_cur: rlim_t(soft), rlim_max: rlim_t(hard))
         _ = try valueOrErrno("setrlimit(\(resource))") { setrlimit(__rlimit_resource_t(UInt32(resource)), &limit) }
     }
+
+    /// Sets it for another process (`prlimit64`: the caller's uid, or CAP_SYS_RESOURCE).
+    public func apply(to pid: pid_t) throws {
+        _ = try valueOrErrno("prlimit(\(pid), \(resource))") { voipd_prlimit(pid, resource, soft, hard) }
+    }
+
+    /// `RLIMIT_FSIZE`: the largest file offset the process may write to.
+    public static let fileSize = CInt(RLIMIT_FSIZE.rawValue)
 }
 
 /// The cgroup a spawned program starts in. It is in it before it runs anything of its own:

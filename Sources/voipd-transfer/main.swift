@@ -12,6 +12,10 @@ import VoipdTransfers
 let version = 1
 
 signal(SIGPIPE, SIG_IGN)
+// A write past the file-size limit (RLIMIT_FSIZE, inherited from voipd's service) fails with
+// EFBIG, the download's own error; by default SIGXFSZ would end the agent, and with it every
+// attempt it runs (each retried from a new agent, the too-large one again and again).
+signal(SIGXFSZ, SIG_IGN)
 guard let descriptor = FileDescriptor(inherited: 3), let kind = try? Socket.kind(of: descriptor), kind.type == Socket.seqpacketType else {
     FileHandle.standardError.write(Data("voipd-transfer: descriptor 3 must be a SOCK_SEQPACKET socket to voipd; this program is started by voipd\n".utf8))
     exit(64)

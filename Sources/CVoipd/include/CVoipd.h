@@ -72,6 +72,8 @@ int voipd_peer_credentials_get(int fd, voipd_peer_credentials *credentials);
 int voipd_peer_pidfd(int fd);
 int voipd_pidfd_open(pid_t pid, unsigned int flags);
 int voipd_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
+/// Sets another process's resource limit (`prlimit64`; glibc declares `prlimit` only under _GNU_SOURCE).
+int voipd_prlimit(pid_t pid, int resource, uint64_t soft, uint64_t hard);
 int voipd_pidfd_getfd(int pidfd, int targetfd, unsigned int flags);
 int voipd_close_range_cloexec(unsigned int first);
 int voipd_waitid_pidfd(int pidfd, siginfo_t *info, int options);
