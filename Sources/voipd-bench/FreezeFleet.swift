@@ -38,8 +38,8 @@ struct FreezeCycles {
 
 /// Children blocked in read(), each in a cgroup of its own, frozen; thawed and frozen again
 /// one at a time through VoipdSystem's AppCgroup, confirmed as voipd's loop will: a read at
-/// once, then re-reads on a timerfd on FreezeConfirmation's schedule, with the cgroup's
-/// EPOLLPRI in the same epoll set.
+/// once, then re-reads on a timerfd on FreezeConfirmation's schedule, then (v2) the
+/// cgroup's EPOLLPRI in the same epoll set.
 final class FreezeFleet {
     let freezer: CgroupFreezer
     private(set) var children: [FreezeFleetChild] = []
@@ -137,18 +137,27 @@ final class FreezeFleet {
         return times
     }
 
-    /// Confirms a freeze without blocking the loop on anything but epoll: a read at once;
-    /// then the cgroup's events file registered for EPOLLPRI (only while a freeze awaits:
-    /// kernfs raises EPOLLERR, which epoll always reports, at every change, thaws included)
-    /// and the timer armed on FreezeConfirmation's schedule; each wake re-reads. Returns how,
-    /// and the re-reads it took.
+    /// Confirms a freeze without blocking the loop on anything but epoll, as voipd's
+    /// `awaitFreeze` does: a read at once; then re-reads on the timer, armed on
+    /// FreezeConfirmation's schedule; once they are over (v2), the cgroup's events file
+    /// registered for EPOLLPRI (only while a freeze awaits: kernfs raises EPOLLERR, which
+    /// epoll always reports, at every change, thaws included). Returns how, and the re-reads
+    /// it took.
     func confirm(_ child: FreezeFleetChild) throws -> (FreezeConfirmed, Int) {
         if try child.cgroup.isFrozen() { return (.atOnce, 0) }
         var schedule = FreezeConfirmation(version: child.cgroup.version, firstDelay: firstDelay)
-        let watched = child.cgroup.notifiesChanges
-        if watched { try epoll.add(child.cgroup.stateFile, events: .priority, token: Self.eventsToken) }
+        var watched = false
         defer { if watched { try? epoll.remove(child.cgroup.stateFile) } }
-        if let delay = schedule.nextDelay() { try timer.arm(at: .now + delay) }
+        // The next look: a timed re-read while the schedule has one, then the notification.
+        func awaitNext() throws {
+            if let delay = schedule.nextDelay() {
+                try timer.arm(at: .now + delay)
+            } else if schedule.watchesNotification && !watched {
+                try epoll.add(child.cgroup.stateFile, events: .priority, token: Self.eventsToken)
+                watched = true
+            }
+        }
+        try awaitNext()
         var rereads = 0
         var how: FreezeConfirmed?
         while how == nil {
@@ -160,7 +169,7 @@ final class FreezeFleet {
                 how = wokenBy == Self.timerToken ? .byTimer : .byNotification
             } else if wokenBy == Self.timerToken {
                 _ = try timer.acknowledge()
-                if let delay = schedule.nextDelay() { try timer.arm(at: .now + delay) }
+                try awaitNext()
             }
         }
         try timer.disarm()
