@@ -264,6 +264,18 @@ extension JSONWriter {
         byte(UInt8(ascii: "]"))
     }
 
+    /// An array of strings under `name`.
+    @usableFromInline
+    mutating func field(_ name: StaticString, _ values: [String]) {
+        key(name)
+        byte(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { byte(UInt8(ascii: ",")) }
+            string(value)
+        }
+        byte(UInt8(ascii: "]"))
+    }
+
     @usableFromInline
     mutating func string(_ value: String) {
         var value = value

@@ -102,6 +102,38 @@ struct DirectJSONListingsTests {
         #expect(read.apps == [escaped])
     }
 
+    @Test("status replies are written directly, as JSONEncoder writes them, in frames as a list reply splits them")
+    func statusWritten() throws {
+        var apps = Self.apps
+        for text in DirectJSONTests.awkward {
+            var app = Self.full
+            app.name = text
+            app.arguments = [text, text]
+            app.suspension = text
+            app.keepAliveWarning = text
+            app.terminationReason = TerminationReason(.exited, text)
+            app.hibernation = HibernationStatus(state: .overLimit, dirtyBytes: 7, limitBytes: 8, swap: text)
+            app.adoption = AdoptionStatus(rules: [text], adopted: [text, ""], ignored: -1, lastLook: 0.5, warning: text, activity: text)
+            app.since = 1795331360
+            app.keepAliveSeconds = 0.1
+            app.inCallSeconds = 1e-9
+            app.pid = Int32.min
+            apps.append(app)
+        }
+        for app in apps {
+            #expect(DirectJSONTests.direct(app) == (try DirectJSONTests.foundation(app)))
+        }
+        for list in [[], [Self.bare], apps] {
+            let result = StatusResult(apps: list)
+            #expect(DirectJSONTests.direct(result) == (try DirectJSONTests.foundation(result)))
+            // Whole, as a list reply's one frame writes it.
+            var writer = try #require(ListReplyWriter<StatusResult>(id: 9))
+            let packets = writer.packets(of: list)
+            #expect(packets.count == 1)
+            #expect(String(decoding: packets[0].dropFirst(Frame.headerSize), as: UTF8.self) == (try DirectJSONTests.foundation(Reply(id: 9, result: result))))
+        }
+    }
+
     @Test("a listing's request is written as JSONEncoder writes it, and read back directly")
     func request() throws {
         for name in [nil] + DirectJSONTests.awkward {
