@@ -3,14 +3,18 @@ import FoundationEssentials
 /// Encodes and decodes frames: whole packets out, bodies (JSON via Codable) in. No I/O:
 /// VoipdProtocolIO sends and receives them. Holds its coders, so it belongs to one thread.
 public final class WireCodec {
-    private let encoder: JSONEncoder
-    private let decoder = JSONDecoder()
+    // Made at their first use: a client whose bodies are all read and written directly
+    // (`voipctl status`) never makes them, and JSONDecoder's init alone was 27,000
+    // instructions of a `voipctl status` run (callgrind; docs/BENCHMARKS.md).
+    private lazy var encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private lazy var decoder = JSONDecoder()
     private var receiveStorage: UnsafeMutableRawBufferPointer?
 
-    public init() {
-        encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    }
+    public init() {}
 
     deinit { receiveStorage?.deallocate() }
 
