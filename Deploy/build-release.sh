@@ -10,6 +10,10 @@
 #   -z pack-relative-relocs     RELR relocations: 8 KB for ld.so to read instead of 1 MB
 #   -L Deploy/link, -static-libgcc  libstdc++ and libgcc linked in: the Swift runtime's C++
 #                               without loading libstdc++.so (its relocations and look-ups)
+#   -disable-concrete-type-metadata-mangled-name-accessors
+#                               a concrete generic type's metadata (the standard library's
+#                               array storage specialised for voipctl's element types) made
+#                               by its accessor, not by demangling its name at run time
 #   --disable-local-rpath       no $ORIGIN run path: ld.so looks for libc in the system's
 #                               directories only, not in 40 names beside the program
 #   --no-export-dynamic         only what libc needs in the dynamic symbol table, not 6,600
@@ -27,6 +31,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 flags=(-c release --scratch-path "$root/.build/shipped" --static-swift-stdlib --disable-local-rpath
        -Xswiftc -Xfrontend -Xswiftc -function-sections
+       -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
        -Xswiftc -L -Xswiftc "$root/Deploy/link" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
        -Xswiftc -use-ld=lld
        -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
