@@ -137,6 +137,24 @@ extension Daemon {
         }
     }
 
+    /// Replies with a list whose items encode directly, every frame written at once and sent
+    /// or queued: each item written once, as ``streamList(_:_:to:next:)`` does, but nothing
+    /// held back for a client that does not read. `status` replies go this way (they were
+    /// encoded twice by JSONEncoder, to measure them and to send them): a client that asks
+    /// for them without reading still meets its queue's bound and is disconnected, rather
+    /// than having its requests wait behind a listing under way.
+    func replyWhole<R: ListResult & DirectJSONEncodable>(_ id: UInt64, _ result: R, to client: ClientConnection) where R.Item: DirectJSONEncodable {
+        guard var writer = ListReplyWriter<R>(id: id) else { return replyInChunks(id, result, to: client) }
+        for packet in writer.packets(of: result.items) {
+            guard packet.count <= Frame.maximumSize else {
+                // As a list encoded whole leaves it out (docs/PROTOCOL.md).
+                log.error("client \(client.id): an item of a list reply does not fit in a frame (\(packet.count) bytes); left out")
+                continue
+            }
+            send(packet: packet, to: client)
+        }
+    }
+
     /// Replies with a list whose items encode directly (``streamList(_:_:to:next:)``).
     func replyList<R: ListResult & DirectJSONEncodable>(_ id: UInt64, _ result: R, to client: ClientConnection) where R.Item: DirectJSONEncodable {
         var items = result.items.makeIterator()

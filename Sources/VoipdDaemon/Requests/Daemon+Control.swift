@@ -50,11 +50,11 @@ extension Daemon {
         if let name = request.name {
             let app = try authorizedApp(name, for: client)
             noticeUnexpectedResume(of: app, restop: true)
-            return replyList(request.id, StatusResult(apps: [status(of: app)]), to: client)
+            return replyWhole(request.id, StatusResult(apps: [status(of: app)]), to: client)
         }
         let visible = apps.values.filter { client.credentials.uid == 0 || $0.uid == client.credentials.uid }
         for app in visible { noticeUnexpectedResume(of: app, restop: true) }
-        replyList(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
+        replyWhole(request.id, StatusResult(apps: visible.sorted { $0.name < $1.name }.map(status(of:))), to: client)
     }
 
     /// The held sockets, by app and name, each read as its frame is written: a socket
