@@ -149,6 +149,12 @@ public final class VoipdConnection {
         try sendFrame(type, body)
     }
 
+    /// The same for a body that writes itself (an acknowledgement, at the end of every
+    /// wake): no run-time cast to find that it does.
+    public func post(_ type: MessageType, _ body: some DirectJSONEncodable) throws {
+        try sendPacket(codec.packet(type, body), descriptors: [])
+    }
+
     /// Sends a frame on the (blocking) connection.
     private func sendFrame(_ type: MessageType, _ body: some Encodable, descriptors: [CInt] = []) throws {
         try sendPacket(codec.packet(type, body, descriptorCount: descriptors.count), descriptors: descriptors)
@@ -223,12 +229,15 @@ public final class VoipdConnection {
     /// Waits up to the timeout for a frame; nil when none came (or, for a long timeout, none
     /// came within ``receiveSlice``: the caller asks again until its deadline). A wait of a
     /// slice or more is the receive itself, bounded by `SO_RCVTIMEO`: a reply costs one
-    /// system call, not a `poll` and then the read. A shorter one polls first.
+    /// system call, not a `poll` and then the read. No wait at all (an event the app's own
+    /// `poll` found) is the receive too, with `MSG_DONTWAIT`: on a woken app's way to its
+    /// socket, a `poll` and its array's allocation less. A shorter one polls first.
     private func receiveFrame(timeoutMilliseconds: Int32) throws -> IncomingFrame? {
+        let withoutWaiting = timeoutMilliseconds == 0
         do {
-            if timeoutMilliseconds >= 0 && timeoutMilliseconds < Self.receiveSlice {
+            if timeoutMilliseconds > 0 && timeoutMilliseconds < Self.receiveSlice {
                 guard try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds) else { return nil }
-            } else if !receiveSliceSet {
+            } else if !withoutWaiting && !receiveSliceSet {
                 try Socket.setReceiveTimeout(descriptor, milliseconds: Int(Self.receiveSlice))
                 receiveSliceSet = true
             }
@@ -236,7 +245,7 @@ public final class VoipdConnection {
             throw VoipdError.system(error)
         }
         do {
-            switch try codec.receive(from: descriptor) {
+            switch try codec.receive(from: descriptor, withoutWaiting: withoutWaiting) {
             case .processed(.frame(let frame)): return frame
             case .processed(.endOfStream): throw VoipdError.disconnected
             case .wouldBlock: return nil

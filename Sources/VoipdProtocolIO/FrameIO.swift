@@ -16,8 +16,11 @@ extension WireCodec {
     /// `maxDescriptors` is the room made for descriptors: more than that arrive with
     /// MSG_CTRUNC (the kernel closes the ones that did not fit) and are refused.
     /// ``IOResult/wouldBlock`` when nothing is waiting.
-    public func receive(from socket: borrowing FileDescriptor, maxDescriptors: Int = Frame.maximumDescriptors) throws -> IOResult<Received> {
-        guard case .processed(let message) = try Socket.receive(socket, into: receiveBuffer, maxDescriptors: maxDescriptors) else {
+    /// `withoutWaiting` reads a blocking connection as a non-blocking one (`MSG_DONTWAIT`).
+    public func receive(from socket: borrowing FileDescriptor, maxDescriptors: Int = Frame.maximumDescriptors,
+                        withoutWaiting: Bool = false) throws -> IOResult<Received> {
+        guard case .processed(let message) = try Socket.receive(socket, into: receiveBuffer, maxDescriptors: maxDescriptors,
+                                                                withoutWaiting: withoutWaiting) else {
             return .wouldBlock
         }
         if message.isEndOfStream && message.descriptors.count == 0 { return .processed(.endOfStream) }

@@ -64,19 +64,22 @@ extension Socket {
 
     /// As ``receive(_:maxBytes:maxDescriptors:)``, into the caller's scratch `buffer` (its
     /// size is the most bytes read): a reader that keeps one spares an allocation of the
-    /// largest packet for every packet.
+    /// largest packet for every packet. With `withoutWaiting` (`MSG_DONTWAIT`) a blocking
+    /// socket with nothing waiting says ``IOResult/wouldBlock`` too: one system call where a
+    /// `poll` with no timeout and then the read took two.
     public static func receive(_ socket: borrowing FileDescriptor, into buffer: UnsafeMutableRawBufferPointer,
-                               maxDescriptors: Int) throws(Errno) -> IOResult<ReceivedMessage> {
-        try receive(socket.rawValue, into: buffer, maxDescriptors: maxDescriptors).get()
+                               maxDescriptors: Int, withoutWaiting: Bool = false) throws(Errno) -> IOResult<ReceivedMessage> {
+        try receive(socket.rawValue, into: buffer, maxDescriptors: maxDescriptors, withoutWaiting: withoutWaiting).get()
     }
 
-    private static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, maxDescriptors: Int) -> Result<IOResult<ReceivedMessage>, Errno> {
+    private static func receive(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, maxDescriptors: Int,
+                                withoutWaiting: Bool = false) -> Result<IOResult<ReceivedMessage>, Errno> {
         var received: [CInt] = []
         var flags: CInt = 0
         let controlLength = voipd_cmsg_space(max(maxDescriptors, 1) * MemoryLayout<CInt>.size)
         let outcome = withMessage(buffer, controlLength: controlLength) { message in
             let outcome = Result { () throws(Errno) in
-                try valueOrErrno("recvmsg") { recvmsg(fd, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC)) }
+                try valueOrErrno("recvmsg") { recvmsg(fd, &message, voipd_MSG_CMSG_CLOEXEC | CInt(MSG_TRUNC) | (withoutWaiting ? CInt(MSG_DONTWAIT) : 0)) }
             }
             guard case .success = outcome else { return outcome }
             flags = message.msg_flags
