@@ -27,11 +27,15 @@ public struct EpollReadiness: Sendable {
 /// registration that has since been removed can be recognised and dropped.
 public struct Epoll: ~Copyable {
     public let descriptor: FileDescriptor
-    private let buffer: UnsafeMutableBufferPointer<epoll_event>
+    private var buffer: UnsafeMutableBufferPointer<epoll_event>
+    /// The most registrations one ``wait(timeoutMilliseconds:maxEvents:_:)`` reports unless
+    /// told otherwise (its `maxevents`).
+    public let maxEventsPerWait: Int
 
     public init(maxEventsPerWait: Int = 256) throws(Errno) {
         descriptor = FileDescriptor(adopting: try valueOrErrno("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) })
         buffer = .allocate(capacity: maxEventsPerWait)
+        self.maxEventsPerWait = maxEventsPerWait
     }
 
     /// An epoll instance this process already has (one carried across an exec), with its
@@ -39,12 +43,18 @@ public struct Epoll: ~Copyable {
     public init(adopting descriptor: consuming FileDescriptor, maxEventsPerWait: Int = 256) {
         self.descriptor = descriptor
         buffer = .allocate(capacity: maxEventsPerWait)
+        self.maxEventsPerWait = maxEventsPerWait
     }
 
     deinit { buffer.deallocate() }
 
-    /// The most registrations one ``wait(timeoutMilliseconds:_:)`` reports (its `maxevents`).
-    public var maxEventsPerWait: Int { buffer.count }
+    /// Room for a wait that reports up to `count` registrations at once.
+    public mutating func reserveEvents(_ count: Int) {
+        guard count > buffer.count else { return }
+        let larger = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: max(count, 2 * buffer.count))
+        buffer.deallocate()
+        buffer = larger
+    }
 
     /// `epoll_ctl(EPOLL_CTL_ADD)`.
     public func add(_ fd: borrowing FileDescriptor, events: EpollEvents, token: UInt64) throws(Errno) {
@@ -69,13 +79,17 @@ public struct Epoll: ~Copyable {
     }
 
     /// `epoll_wait`: blocks until something is ready (`-1` waits forever), then calls `body`
-    /// for each ready registration. An interruption (EINTR) is an empty batch rather than a
-    /// retry, so that the caller's loop decides what comes next.
-    public func wait<E: Error>(timeoutMilliseconds: CInt = -1, _ body: (EpollReadiness) throws(E) -> Void) throws(E) where E: Error {
+    /// for each ready registration, at most `maxEvents` of them (``maxEventsPerWait`` when
+    /// nil; more than ``reserveEvents(_:)`` made room for is not asked for). An interruption
+    /// (EINTR) is an empty batch rather than a retry, so that the caller's loop decides what
+    /// comes next.
+    public func wait<E: Error>(timeoutMilliseconds: CInt = -1, maxEvents: Int? = nil,
+                               _ body: (EpollReadiness) throws(E) -> Void) throws(E) where E: Error {
         let n: CInt
+        let most = CInt(min(maxEvents ?? maxEventsPerWait, buffer.count))
         do {
             n = try valueOrErrno("epoll_wait", retryOnInterrupt: false) {
-                epoll_wait(descriptor.rawValue, buffer.baseAddress, CInt(buffer.count), timeoutMilliseconds)
+                epoll_wait(descriptor.rawValue, buffer.baseAddress, most, timeoutMilliseconds)
             }
         } catch {
             // EINTR, or nothing the caller could act on: the loop comes round again.

@@ -86,4 +86,50 @@ struct EventLoopFairnessTests {
         loop.wait(timeoutMilliseconds: 0) { _, _ in Issue.record("nothing is ready") }
         #expect(loop.urgentLooked)
     }
+
+    @Test("a control connection's request comes out of the loop's own wait, not out of a second look at the nested set of the others")
+    func requestInTheWaitedSet() throws {
+        let loop = try EventLoop()
+        var near: [DescriptorBox] = []
+        let connection = try Self.register(1, in: loop, .readable, { .client($0) }, keeping: &near)
+        Self.write(connection[0])
+        var tokens: [UInt64] = []
+        loop.heldSet.wait(timeoutMilliseconds: 0) { tokens.append($0.token) }
+        var served: [UInt64] = []
+        loop.wait(timeoutMilliseconds: 0) { source, _ in
+            if case .client(let id) = source { served.append(id) }
+        }
+        #expect(served == [0])
+        #expect(tokens.count == 1, "one registration ready in the waited set: the connection itself")
+        var others: [UInt64] = []
+        loop.others.wait(timeoutMilliseconds: 0) { others.append($0.token) }
+        #expect(others.isEmpty)
+    }
+
+    @Test("a held socket ready behind 100 connections with a request each is taken by the first look between two requests, and the batch serves held sockets first")
+    func heldSocketBehindConnections() throws {
+        let loop = try EventLoop()
+        var near: [DescriptorBox] = []
+        let connections = try Self.register(100, in: loop, .readable, { .client($0) }, keeping: &near)
+        for far in connections { Self.write(far) }
+        let held = try Self.register(1, in: loop, [.readable, .readHangup, .edgeTriggered], { .heldSocket($0 + 1000) }, keeping: &near)
+        Self.write(held[0])
+        var urgent: [UInt64] = []
+        loop.takeUrgent { source, _ in
+            if case .heldSocket(let id) = source { urgent.append(id) } else { Issue.record("\(source) taken by the look") }
+        }
+        #expect(urgent == [1000])
+
+        // Ready behind three connections in another loop: the wait serves it first.
+        let small = try EventLoop()
+        let three = try Self.register(3, in: small, .readable, { .client($0) }, keeping: &near)
+        for far in three { Self.write(far) }
+        let last = try Self.register(1, in: small, [.readable, .readHangup, .edgeTriggered], { .heldSocket($0 + 1000) }, keeping: &near)
+        Self.write(last[0])
+        var order: [String] = []
+        small.wait(timeoutMilliseconds: 0) { source, _ in
+            if case .heldSocket = source { order.append("held") } else { order.append("client") }
+        }
+        #expect(order == ["held", "client", "client", "client"])
+    }
 }

@@ -89,6 +89,29 @@ struct UpgradeTests {
         #expect(harness.log.contains("upgraded in place"))
     }
 
+    /// The connections are in the loop's own set, out of which they are taken for the exec
+    /// (the set carried over holds the held sockets alone): an exec that fails puts them back.
+    @Test("an exec that fails (the program file removed) leaves every connection served: the one that asked, the follower's, an app's")
+    func failedExecKeepsConnections() throws {
+        let copies = try TemporaryDirectory("voipd-test")
+        let program = copies.path + "/voipd"
+        #expect(try runCommand(["/bin/cp", Binaries.voipd, program]).status == 0)
+        let harness = try DaemonHarness(binary: program)
+        defer { harness.stop() }
+        let app = try harness.launchTestApp("phone")
+        #expect(unlink(program) == 0)
+
+        #expect(throws: VoipdError.self) { try harness.control.upgrade() }
+        #expect(harness.log.contains("upgrade failed, still running the old program"))
+        // The requester's connection, another request on it.
+        #expect(try harness.status("phone").connected)
+        // The follower's: the next transitions still arrive on it.
+        try harness.suspend("phone")
+        try harness.control.command(.foreground, "phone")
+        try app.expectEvent(.didBecomeActive)
+        try harness.waitForState("phone", .active)
+    }
+
     /// The old program's state in a format this voipd does not read: the first (which had no
     /// number), or one from the future. It names one app process, stopped.
     @Test("a state in another format is refused: voipd says why and resumes the apps the old program left stopped",

@@ -29,17 +29,21 @@ enum EventSource {
 /// that is never reused, so an event for a registration removed earlier in the same batch
 /// is recognised and dropped.
 ///
-/// Held sockets are in the set the loop waits on, ``heldSet``; everything else (the control
-/// socket, connections, signals, timers…) is in a second set, ``others``, itself in the
-/// first. A wake (a call coming in for a suspended app) comes straight out of the wait, with
-/// no second `epoll_wait` before the app is resumed: on one CPU the woken app runs only once
-/// voipd blocks again. The held sockets can also be looked at alone, without waiting,
-/// between two control requests (``takeUrgent(_:)``), so a flood of requests on the control
-/// socket does not queue a wake behind it.
+/// Held sockets and control connections are in the set the loop waits on, ``heldSet``;
+/// everything else (the control socket, signals, timers, pidfds…) is in a second set,
+/// ``others``, itself in the first. A wake (a call coming in for a suspended app) and a
+/// request both come straight out of the wait, with no second `epoll_wait` before the app
+/// is resumed or the request read: on one CPU the woken app runs only once voipd blocks
+/// again, and a request's round trip is its system calls. Held sockets are served before
+/// the rest of a batch, and can be looked at between two control requests
+/// (``takeUrgent(_:)``), so a flood of requests on the control socket does not queue a
+/// wake behind it.
 final class EventLoop {
-    /// The held sockets, and ``others``: what the loop waits on.
-    let heldSet: Epoll
-    /// Every registration that is not a held socket.
+    /// The held sockets, the control connections, and ``others``: what the loop waits on.
+    /// (Named for what an in-place upgrade carries in it: the held sockets alone, see
+    /// ``setConnectionAside(_:token:)``.)
+    private(set) var heldSet: Epoll
+    /// Every registration that is neither a held socket nor a control connection.
     let others: Epoll
     // The loop's tables are looked at for every ready descriptor and registration, and not
     // checked for exclusive access at run time (`@exclusivity(unchecked)`; about 80
@@ -47,7 +51,11 @@ final class EventLoop {
     // append that calls nothing while it lasts (the batch is filled by `Epoll.wait`'s
     // callback, which touches nothing else of the loop), so none can overlap another.
     @exclusivity(unchecked) private var sources: [UInt64: EventSource] = [:]
+    /// The registrations in ``heldSet`` (held sockets and connections).
     @exclusivity(unchecked) private var heldTokens: Set<UInt64> = []
+    /// The control connections registered (in ``heldSet``): a look at the held sockets
+    /// between two requests takes as many registrations as could be ready ahead of them.
+    private var connections = 0
     /// The registration of ``others`` in ``heldSet``.
     private var othersToken: UInt64 = 0
     /// The next registration's token; every token below it has been given.
@@ -98,10 +106,16 @@ final class EventLoop {
     func register(_ fd: borrowing FileDescriptor, _ events: EpollEvents, _ source: EventSource) throws(Errno) -> UInt64 {
         let token = nextToken
         nextToken += 1
-        if case .heldSocket = source {
+        switch source {
+        case .heldSocket:
             try heldSet.add(fd, events: events, token: token)
             heldTokens.insert(token)
-        } else {
+        case .client:
+            try heldSet.add(fd, events: events, token: token)
+            heldTokens.insert(token)
+            connections += 1
+            heldSet.reserveEvents(connections + heldSet.maxEventsPerWait)
+        default:
             try others.add(fd, events: events, token: token)
         }
         sources[token] = source
@@ -119,7 +133,7 @@ final class EventLoop {
     /// Removes a registration; the descriptor itself is closed by its owner afterwards. Every
     /// registration is removed once: failing to (ENOENT) is a bug in this bookkeeping.
     func deregister(_ fd: borrowing FileDescriptor, token: UInt64) {
-        sources[token] = nil
+        if case .client = sources.removeValue(forKey: token) { connections -= 1 }
         do {
             if heldTokens.remove(token) != nil {
                 try heldSet.remove(fd)
@@ -131,11 +145,30 @@ final class EventLoop {
         }
     }
 
+    /// For an in-place upgrade's exec: takes a control connection out of ``heldSet``, which
+    /// the new program finds with its registrations as they are and claims as held sockets
+    /// (a program restores the connections by registering them again, as older ones did when
+    /// they were in ``others``, which the exec closes). Its token and source stay:
+    /// ``putConnectionBack(_:_:token:)`` registers it again if the exec fails.
+    func setConnectionAside(_ fd: borrowing FileDescriptor, token: UInt64) throws(Errno) {
+        try heldSet.remove(fd)
+    }
+
+    /// A connection set aside for an exec that failed, registered again as it was.
+    func putConnectionBack(_ fd: borrowing FileDescriptor, _ events: EpollEvents, token: UInt64) throws(Errno) {
+        try heldSet.add(fd, events: events, token: token)
+    }
+
     /// Takes the held sockets ready now, without waiting (`epoll_wait` on ``heldSet`` with
-    /// 0; the other registrations' readiness is left for the loop's next turn).
+    /// 0; the other registrations' readiness is left for the loop's next turn). The kernel
+    /// reports its ready list in order, and a socket that became ready is behind every
+    /// connection ready before it: the look takes as many registrations as there are
+    /// connections (and ``others``) besides the batch a wait takes, so that a held socket is
+    /// reached as it was when the connections were not in this set.
     func takeUrgent(_ body: (EventSource, EpollEvents) -> Void) {
-        heldSet.wait(timeoutMilliseconds: 0) { readiness in
-            if readiness.token != othersToken, let source = sources[readiness.token] { body(source, readiness.events) }
+        heldSet.wait(timeoutMilliseconds: 0, maxEvents: connections + 1 + heldSet.maxEventsPerWait) { readiness in
+            guard readiness.token != othersToken, let source = sources[readiness.token], case .heldSocket = source else { return }
+            body(source, readiness.events)
         }
         urgentLooked = true
     }
@@ -166,8 +199,24 @@ final class EventLoop {
         // looks at them before it is served, as any other does.
         urgentLooked = batch.count + (othersReady ? 1 : 0) < heldSet.maxEventsPerWait
         if othersReady { others.wait(timeoutMilliseconds: 0) { batch.append($0) } }
-        for readiness in batch {
-            if let source = sources[readiness.token] { body(source, readiness.events) }
+        if batch.count == 1 {
+            // A request (or a wake) alone: nothing to put before it.
+            if let source = sources[batch[0].token] { body(source, batch[0].events) }
+        } else {
+            // The held sockets first, then the rest in the kernel's order: each looked up
+            // when its turn comes, since serving one may remove another.
+            var rest = false
+            for readiness in batch {
+                guard let source = sources[readiness.token] else { continue }
+                if case .heldSocket = source { body(source, readiness.events) } else { rest = true }
+            }
+            if rest {
+                for readiness in batch {
+                    guard let source = sources[readiness.token] else { continue }
+                    if case .heldSocket = source { continue }
+                    body(source, readiness.events)
+                }
+            }
         }
         return othersReady || !batch.isEmpty
     }

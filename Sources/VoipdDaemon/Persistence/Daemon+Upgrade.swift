@@ -55,6 +55,7 @@ extension Daemon {
         transfers?.service.endAgentsBeforeExec { agent in endingAgents.add(agent, loop: loop, log: log) }
         let snapshot = makeSnapshot(requester: requester)
         let failure: String
+        var connectionsAside = false
         do {
             guard let program = currentExecutablePath() else { throw Errno(ENOENT, call: "readlink(/proc/self/exe)") }
             let state = try writeSnapshot(snapshot)
@@ -72,16 +73,36 @@ extension Daemon {
             notifier.notify(["RELOADING=1", "STATUS=upgrading in place"])
             // The service manager's descriptors were taken at the first start; they must not be again.
             let environment = currentEnvironment().filter { !$0.hasPrefix("LISTEN_") }
+            // The carried set holds the held sockets alone, as every program expects it.
+            connectionsAside = true
+            for client in clients.values { try loop.setConnectionAside(client.descriptor, token: client.token) }
             try executeProgram(program, arguments: [program] + persistence.arguments + ["--upgrade-from", "\(state.rawValue)"], environment: environment)
         } catch {
             failure = "\(error)"
         }
         log.error("upgrade failed, still running the old program: \(failure)")
+        if connectionsAside { putConnectionsBack() }
         transfers?.service.execFailed()
         transfersChanged()
         notifier.notify(["READY=1", "STATUS=\(statusLine)"])
         if let requester, let client = clients[requester.client] {
             sendError(ProtocolError(.internalError, "upgrade failed: \(failure)"), request: requester.request, to: client)
+        }
+    }
+
+    /// The connections in the loop's set again after a failed exec (one that was not set
+    /// aside is there already: EEXIST).
+    private func putConnectionsBack() {
+        for client in clients.values {
+            let events: EpollEvents = client.listing != nil ? [.writable] : client.outbound.isEmpty ? [.readable] : [.readable, .writable]
+            do {
+                try loop.putConnectionBack(client.descriptor, events, token: client.token)
+            } catch where error == .fileExists {
+                continue
+            } catch {
+                log.warning("client \(client.id): cannot watch its connection again after the failed upgrade: \(error); disconnecting it")
+                closeClient(client)
+            }
         }
     }
 

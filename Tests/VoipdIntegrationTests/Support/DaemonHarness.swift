@@ -26,7 +26,8 @@ final class DaemonHarness {
     /// `adjust` changes how voipd itself is started (descriptors it inherits, its groups,
     /// limits or umask). `socketName`: the control socket's name in the harness's directory;
     /// `prepare` is given its path before voipd starts (to plant what an earlier voipd left).
-    init(timeScale: Double = 1, arguments: [String] = [], environment: [String] = [], socketName: String = "voipd.sock",
+    /// `binary`: the voipd program to run (a copy, say, that a test removes).
+    init(binary: String = Binaries.voipd, timeScale: Double = 1, arguments: [String] = [], environment: [String] = [], socketName: String = "voipd.sock",
          adjust: (inout SpawnRequest) -> Void = { _ in }, prepare: (_ socketPath: String) throws -> Void = { _ in }) throws {
         directory = try makeTemporaryDirectory("voipd-test")
         socketPath = directory + "/" + socketName
@@ -36,7 +37,7 @@ final class DaemonHarness {
         try bindDatagram(notify, path: directory + "/notify.sock")
         let log = try openFile(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         daemon = try TestProcess(
-            [Binaries.voipd, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"]
+            [binary, "--socket", socketPath, "--log-level", "debug", "--time-scale", "\(timeScale)", "--no-memory-pressure-trigger"]
                 // Not the machine's configuration; a test's own file (--config in `arguments`)
                 // cannot set appsDirectory, the flag here wins: pass --apps-directory instead.
                 + Binaries.ownConfiguration(in: directory) + arguments,
