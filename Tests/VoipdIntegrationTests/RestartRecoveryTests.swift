@@ -311,7 +311,9 @@ final class RestartRecoveryTests {
         identity["startTime"] = realStart + 1
         process["identity"] = identity
         phone["process"] = process
-        entries = [phone, PlantedStateFile.app("decoy", pid: decoy.pid, startTime: UInt64(realStart), uid: 0)]
+        // The decoy's own start time and one: the phone's may be the decoy's too (both
+        // started within the same clock tick, which a quiet machine makes common).
+        entries = [phone, PlantedStateFile.app("decoy", pid: decoy.pid, startTime: decoy.startTime + 1, uid: 0)]
         state["apps"] = entries
         try PlantedStateFile.write(try JSONSerialization.data(withJSONObject: state), to: statePath)
 
