@@ -39,4 +39,20 @@ flags=(-c release --scratch-path "$root/.build/shipped" --static-swift-stdlib --
 for product in voipd voipctl voipd-transfer voipd-client; do
     swift build "${flags[@]}" --product "$product" >&2
 done
-swift build "${flags[@]}" --show-bin-path
+bin=$(swift build "${flags[@]}" --show-bin-path)
+# voipctl linked again, from the objects SwiftPM linked it from, as a static PIE
+# (-static-executable with clang's -static-pie: rcrt1.o, libc.a, no program interpreter):
+# no ld.so loading and looking up libc and libm at each start, and still
+# position-independent, its image at a random base like every program of the package
+# (it relocates itself, as ld.so relocated it). Of a `voipctl status`, ld.so's loading and
+# symbol look-ups were about 150,000 instructions of 717,000 (docs/BENCHMARKS.md, "voipctl
+# as a static PIE"). voipctl calls nothing of glibc's that loads modules at run time (NSS,
+# iconv, dlopen): voipd, which looks users and groups up, stays dynamically linked. A flag
+# SwiftPM is given reaches every compilation, so a product of its own flags would rebuild
+# every module the others share: hence a link of its own, here.
+swiftc -emit-executable -module-name voipctl -o "$bin/voipctl" @"$bin/voipctl.product/Objects.LinkFileList" -L "$bin" \
+    -static-executable -use-ld=lld -Xclang-linker -static-pie \
+    -Xlinker --gc-sections -Xlinker --defsym -Xlinker main=voipctl_main \
+    -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic \
+    -Xlinker "--symbol-ordering-file=$root/Deploy/startup.order" -Xlinker --no-warn-symbol-ordering >&2
+echo "$bin"
