@@ -54,6 +54,18 @@ for library in $libraries; do
     case ",$depends," in *", $package "*|*",$package "*) continue ;; esac
     depends="${depends:+$depends, }$package (>= $upstream)"
 done
+# Built-Using: a program with glibc linked in (voipctl, a static PIE: see build-release.sh)
+# names the glibc it was built from, as Debian policy (7.8) asks, so that a libc6 security
+# update shows which package to rebuild.
+built_using=""
+for program in "$root"/usr/bin/* "$root"/usr/libexec/voipd/*; do
+    [ -f "$program" ] && [ -x "$program" ] || continue
+    if objdump -p "$program" 2>/dev/null | grep -q 'file format elf' \
+        && ! objdump -p "$program" | grep -q NEEDED; then
+        built_using="glibc (= $(dpkg-query -W -f='${source:Version}' libc6))"
+        break
+    fi
+done
 # systemd-sysusers and systemd-tmpfiles run in postinst; deb-systemd-helper too.
 depends="$depends, systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54)"
 
@@ -65,7 +77,8 @@ Version: $version
 Architecture: $architecture
 Maintainer: voipd authors <voipd@localhost>
 Installed-Size: $size
-Depends: $depends
+Depends: $depends${built_using:+
+Built-Using: $built_using}
 Section: net
 Priority: optional
 Description: iOS multitasking model for VoIP apps on Linux
@@ -89,5 +102,5 @@ chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums
 package="$out/voipd_${version}_${architecture}.deb"
 # gzip: read by every dpkg, and quick (xz takes minutes on 140 MB of programs).
 dpkg-deb --root-owner-group -Zgzip --build "$root" "$package" >/dev/null
-echo "build-deb: $(dpkg-deb --field "$package" Package Version Depends | tr '\n' ' ')"
+echo "build-deb: $(dpkg-deb --field "$package" Package Version Depends Built-Using | tr '\n' ' ')"
 echo "$package"
