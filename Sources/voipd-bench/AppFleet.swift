@@ -17,8 +17,8 @@ final class AppProcessHandle {
     init(_ pidfd: consuming PidFd) { self.pidfd = pidfd }
 }
 
-/// N copies of `voipd-bench app` launched by voipd (so they are its children, as in real
-/// use), each with its VoIP socket connected to this process and registered, sent to the
+/// N copies of the bench's app (`voipd-bench app`, or `Benchmarks/wake_app.c`) launched by
+/// voipd (so they are its children, as in real use), each with its VoIP socket connected to this process and registered, sent to the
 /// background and suspended. Also the control connection that follows voipd's event
 /// stream, and the pipe the apps report on.
 final class AppFleet {
@@ -44,11 +44,11 @@ final class AppFleet {
 
     static func name(_ index: Int) -> String { "bench-\(index)" }
 
-    /// Launches `count` apps, accepts their VoIP sockets, sends each to the background once
-    /// its socket is registered, and waits until all are suspended.
-    func start(count: Int, appCPU: Int?) throws {
+    /// Launches `count` copies of `app`, accepts their VoIP sockets, sends each to the
+    /// background once its socket is registered, and waits until all are suspended.
+    func start(_ app: WakeApp, count: Int, appCPU: Int?) throws {
         for index in 0..<count {
-            let arguments = [BenchPaths.executable, "app", "--connect", listenerPath, "--index", "\(index)"]
+            let arguments = app.command + ["--connect", listenerPath, "--index", "\(index)"]
                 + (appCPU.map { ["--cpu", "\($0)"] } ?? [])
             let status = try control.launch(arguments, name: Self.name(index), output: reportWriteEnd.rawValue)
             guard let pid = status.pid else { throw BenchError("\(Self.name(index)) did not start: \(status.state)") }

@@ -18,24 +18,30 @@ enum WakeBenchmark {
         defer { cgroups?.remove() }
         let floor = try cgroups.map { try WakeFloor.buildFreezer(shared: options.shared, into: directory.path, root: $0.mount.mountPoint) }
             ?? WakeFloor.build(shared: options.shared, into: directory.path)
+        let programs = try options.apps.map { $0 == .c ? try WakeApp.buildC(into: directory.path) : WakeApp.swift }
         progress("\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(loadAverage())")
         var idleMeasured = options.idleSeconds == 0
+        // The apps innermost: a configuration's runs with each app follow each other, under
+        // the same load.
         for placement in options.placements {
             for apps in options.appCounts {
-                let idle = !idleMeasured && apps == options.idleApps ? options.idleSeconds : 0
-                let (result, idleResult) = try measure(apps: apps, placement: placement, wakes: options.wakes, idleSeconds: idle,
-                                                       options: options, voipd: voipd, floor: floor, directory: directory.path,
-                                                       cgroups: cgroups)
-                emit(options.json ? result.json : result.line)
-                if let idleResult {
-                    emit(options.json ? idleResult.json : idleResult.line)
-                    idleMeasured = true
+                for program in programs {
+                    let idle = !idleMeasured && apps == options.idleApps ? options.idleSeconds : 0
+                    let (result, idleResult) = try measure(program, apps: apps, placement: placement, wakes: options.wakes,
+                                                           idleSeconds: idle, options: options, voipd: voipd, floor: floor,
+                                                           directory: directory.path, cgroups: cgroups)
+                    emit(options.json ? result.json : result.line)
+                    if let idleResult {
+                        emit(options.json ? idleResult.json : idleResult.line)
+                        idleMeasured = true
+                    }
                 }
             }
         }
         if !idleMeasured {
-            let (_, idleResult) = try measure(apps: options.idleApps, placement: .scheduler, wakes: 0, idleSeconds: options.idleSeconds,
-                                              options: options, voipd: voipd, floor: nil, directory: directory.path, cgroups: cgroups)
+            let (_, idleResult) = try measure(programs[0], apps: options.idleApps, placement: .scheduler, wakes: 0,
+                                              idleSeconds: options.idleSeconds, options: options, voipd: voipd, floor: nil,
+                                              directory: directory.path, cgroups: cgroups)
             if let idleResult { emit(options.json ? idleResult.json : idleResult.line) }
         }
         progress("done; load average \(loadAverage())")
@@ -43,11 +49,11 @@ enum WakeBenchmark {
 
     /// One configuration: a fresh voipd placed as asked, its apps suspended, then
     /// alternating runs of the floor and of the timed wakes; and the idle window if asked.
-    private static func measure(apps: Int, placement: CPUPlacement, wakes: Int, idleSeconds: Int, options: WakeOptions,
-                                voipd: String, floor: WakeFloor?, directory: String,
+    private static func measure(_ program: WakeApp, apps: Int, placement: CPUPlacement, wakes: Int, idleSeconds: Int,
+                                options: WakeOptions, voipd: String, floor: WakeFloor?, directory: String,
                                 cgroups: BenchCgroupParent?) throws -> (WakeResult, IdleResult?) {
         let result = WakeResult(apps: apps, placement: placement, wakes: wakes, controlFlood: options.controlFlood,
-                                freezer: cgroups != nil)
+                                freezer: cgroups != nil, app: program.kind)
         // voipd inherits this thread's CPU mask, and its apps inherit voipd's.
         try pinCurrentThread(to: placement.supervisorCPU)
         let appCgroups = cgroups.map { $0.freezer.directory + "/voipd" }
@@ -63,23 +69,25 @@ enum WakeBenchmark {
         }
         do {
             fleet = try AppFleet(daemon: daemon, directory: directory)
-            return try measureSuspended(result, fleet: fleet!, daemon: daemon, idleSeconds: idleSeconds, options: options, floor: floor)
+            return try measureSuspended(result, program: program, fleet: fleet!, daemon: daemon, idleSeconds: idleSeconds, options: options,
+                                        floor: floor)
         } catch {
-            throw BenchError("apps=\(apps) cpu=\(placement.rawValue): \(error)\nvoipd's log ends:\n\(daemon.log(tail: 20))")
+            throw BenchError("app=\(program.kind.rawValue) apps=\(apps) cpu=\(placement.rawValue): \(error)\n"
+                             + "voipd's log ends:\n\(daemon.log(tail: 20))")
         }
     }
 
     /// The apps started and suspended, the alternating runs, and the idle window.
-    private static func measureSuspended(_ configuration: WakeResult, fleet: AppFleet, daemon: DaemonUnderTest, idleSeconds: Int,
-                                options: WakeOptions, floor: WakeFloor?) throws -> (WakeResult, IdleResult?) {
+    private static func measureSuspended(_ configuration: WakeResult, program: WakeApp, fleet: AppFleet, daemon: DaemonUnderTest,
+                                         idleSeconds: Int, options: WakeOptions, floor: WakeFloor?) throws -> (WakeResult, IdleResult?) {
         var result = configuration
         let (apps, placement, wakes) = (result.apps, result.placement, result.wakes)
         try pinCurrentThread(to: placement.peerCPU)
         let started = MonotonicInstant.now
-        try fleet.start(count: apps, appCPU: placement == .split ? placement.peerCPU : nil)
+        try fleet.start(program, count: apps, appCPU: placement == .split ? placement.peerCPU : nil)
         result.setupSeconds = (MonotonicInstant.now - started).seconds
         (result.appRSSBytes, result.appsPSSBytes) = fleet.memory()
-        progress("apps=\(apps) cpu=\(placement.rawValue): \(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
+        progress("app=\(program.kind.rawValue) apps=\(apps) cpu=\(placement.rawValue): \(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
                  + "one app's RSS \(fixed(Double(result.appRSSBytes) / 1_048_576, 1)) MB, "
                  + "all apps' PSS \(fixed(Double(result.appsPSSBytes) / 1_048_576, 1)) MB; load average \(loadAverage())")
         if let floor, wakes > 0 {

@@ -15,11 +15,14 @@ struct WakeOptions: SubcommandOptions {
     var controlFlood = 0
     /// How voipd suspends the apps: with signals, or the cgroup freezer (against freeze_floor.c).
     var freezer = false
+    /// The apps woken, in turn: each configuration is measured with each (the floor's runs with it).
+    var apps: [WakeAppKind] = [.swift]
 
     static let usage = """
     usage: voipd-bench wake [--wakes N] [--apps N,N,...] [--cpu C,C,...] [--runs N]
                             [--idle-apps N] [--idle-seconds S] [--seed S] [--json]
-                            [--control-flood N] [--suspension signal|freezer] [--shared PATH] [--voipd PATH]
+                            [--control-flood N] [--suspension signal|freezer] [--app swift,c]
+                            [--shared PATH] [--voipd PATH]
 
     Measures voipd's wake path (a peer's write to a suspended app's VoIP socket until the
     app's read returns) against the kernel's floor (SHARED/bench/wake_floor.c, built with
@@ -42,6 +45,10 @@ struct WakeOptions: SubcommandOptions {
                          wake_floor.c; freezer: voipd freezes each app's cgroup (in a cgroup
                          v2 directory of the bench's own, removed at the end; needs root),
                          against freeze_floor.c
+      --app LIST         the app voipd wakes, each in turn (default swift): swift is
+                         `voipd-bench app` (VoipClient, the Swift runtime and Foundation
+                         loaded); c is Benchmarks/wake_app.c, the same app in C with libvoipd
+                         compiled in, built with gcc like the floor (only libc loaded)
       --json             one JSON object per line: one per configuration, one for the idle test
       --shared PATH      the directory holding bench/wake_floor.c (default: ../shared
                          next to the package)
@@ -66,6 +73,7 @@ struct WakeOptions: SubcommandOptions {
             case "freezer": freezer = true
             case let other: throw UsageError(description: "--suspension: signal or freezer, not \(other)")
             }
+        case "--app": apps = try reader.list(flag) { WakeAppKind(rawValue: $0) }
         case "--json": json = true
         case "--shared": shared = try reader.value(flag)
         case "--voipd": voipd = try reader.value(flag)

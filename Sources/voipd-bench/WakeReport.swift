@@ -11,6 +11,8 @@ struct WakeResult {
     var floodRates: [Double] = []
     /// voipd froze the apps' cgroups (against freeze_floor.c) rather than stopping them.
     var freezer = false
+    /// The app woken: `voipd-bench app` (Swift) or `Benchmarks/wake_app.c` (C with libvoipd).
+    var app = WakeAppKind.swift
     /// (p50, p99) in microseconds, one per run.
     var ours: [(p50: Double, p99: Double)] = []
     var floor: [(p50: Double, p99: Double)] = []
@@ -30,7 +32,7 @@ struct WakeResult {
     var line: String {
         let runs = ours.count > 1 ? " (medians of \(ours.count) runs)" : ""
         let flood = controlFlood > 0 ? " flood=\(controlFlood) (\(Int(median(floodRates))) status/s)" : ""
-        return "config apps=\(apps) cpu=\(placement.rawValue)\(freezer ? " suspension=freezer" : "")\(flood): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
+        return "config app=\(app.rawValue) apps=\(apps) cpu=\(placement.rawValue)\(freezer ? " suspension=freezer" : "")\(flood): ours p50 \(fixed(p50)) us p99 \(fixed(p99)) us"
             + " | floor p50 \(fixed(floorP50)) us p99 \(fixed(floorP99)) us"
             + " | ratio p50 \(fixed(ratioP50, 2)) p99 \(fixed(ratioP99, 2))\(runs)"
     }
@@ -41,14 +43,14 @@ struct WakeResult {
     private struct JSONFigures: Encodable {
         let test = "wake"
         var apps, cpuMode, wakes, runs, controlFloodThreads: Int
-        var suspension: String
+        var suspension, app: String
         var p50, p99, floorP50, floorP99, ratioP50, ratioP99: Rounded
         var targetMet: Bool
         var p50Runs, p99Runs, floorP50Runs, floorP99Runs: [Rounded]
         var controlFloodStatusPerSecond, setupSeconds, appRSS, appsPSSTotal: Rounded
 
         enum CodingKeys: String, CodingKey {
-            case test, apps, wakes, suspension, runs
+            case test, app, apps, wakes, suspension, runs
             case cpuMode = "cpu_mode"
             case controlFloodThreads = "control_flood_threads"
             case controlFloodStatusPerSecond = "control_flood_status_per_s"
@@ -63,6 +65,7 @@ struct WakeResult {
             cpuMode = result.placement.rawValue
             wakes = result.wakes
             suspension = result.freezer ? "freezer" : "signal"
+            app = result.app.rawValue
             controlFloodThreads = result.controlFlood
             controlFloodStatusPerSecond = Rounded(result.floodRates.isEmpty ? 0 : median(result.floodRates), 0)
             runs = result.ours.count
