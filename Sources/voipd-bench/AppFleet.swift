@@ -18,9 +18,9 @@ final class AppProcessHandle {
 }
 
 /// N copies of the bench's app (`voipd-bench app`, or `Benchmarks/wake_app.c`) launched by
-/// voipd (so they are its children, as in real use), each with its VoIP socket connected to this process and registered, sent to the
-/// background and suspended. Also the control connection that follows voipd's event
-/// stream, and the pipe the apps report on.
+/// voipd (so they are its children, as in real use), each with its VoIP socket connected to
+/// this process and registered, sent to the background and suspended. Also the control
+/// connection that follows voipd's event stream, and the pipe the apps report on.
 final class AppFleet {
     let control: VoipdControl
     let reports: LineReader

@@ -87,7 +87,8 @@ enum WakeBenchmark {
         try fleet.start(program, count: apps, appCPU: placement == .split ? placement.peerCPU : nil)
         result.setupSeconds = (MonotonicInstant.now - started).seconds
         (result.appRSSBytes, result.appsPSSBytes) = fleet.memory()
-        progress("app=\(program.kind.rawValue) apps=\(apps) cpu=\(placement.rawValue): \(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
+        progress("app=\(program.kind.rawValue) apps=\(apps) cpu=\(placement.rawValue): "
+                 + "\(apps) apps suspended in \(fixed(result.setupSeconds, 1)) s; "
                  + "one app's RSS \(fixed(Double(result.appRSSBytes) / 1_048_576, 1)) MB, "
                  + "all apps' PSS \(fixed(Double(result.appsPSSBytes) / 1_048_576, 1)) MB; load average \(loadAverage())")
         if let floor, wakes > 0 {
