@@ -2,7 +2,10 @@ import VoipdVocabulary
 
 /// When a program that does not talk to voipd counts as quiet enough to be suspended again:
 /// over a whole window, fewer wake-ups and less CPU time than these, and nothing unread on
-/// its adopted sockets. The defaults come from measurements (docs/BENCHMARKS.md,
+/// its adopted sockets. Wake-ups are counted as they would have been had its threads not
+/// waited for a CPU (``Activity/unstarvedRunsPerSecond``): under load a program that polls
+/// wakes less often per second, and linphonec in a call would fall below the threshold that
+/// splits its idle from its calls. The defaults come from measurements (docs/BENCHMARKS.md,
 /// "Unmodified softphones, idle"): baresip registered and idle wakes about once a minute,
 /// and in a call over 200 times a second; an audio thread alone, at one packet every 20 ms,
 /// wakes 50 times a second, over twice the default. linphonec polls every 10 ms even when
@@ -89,18 +92,29 @@ public struct QuietDetector: Sendable {
         // of the window still counts.
         for (index, (earlier, later)) in zip(samples, samples.dropFirst()).enumerated() {
             let part = later.since(earlier)
-            step.interval += part.interval
-            step.runs += part.runs
-            step.cpuTime += part.cpuTime
-            total.runs += part.runs
-            total.cpuTime += part.cpuTime
+            step.add(part)
+            total.add(part, interval: false)
             guard step.interval >= .seconds(1) || index == samples.count - 2 else { continue }
-            if step.runsPerSecond > thresholds.wakeupsPerSecond || step.cpuPerSecond > thresholds.cpuPerSecond,
-               busiest.map({ step.runsPerSecond > $0.runsPerSecond || step.cpuPerSecond > $0.cpuPerSecond }) ?? true {
+            // Its wake-ups as they would have been on an idle machine: a program kept waiting
+            // for a CPU (linphonec in a call beside busier programs) wakes less often per
+            // second without being any less busy.
+            if step.unstarvedRunsPerSecond > thresholds.wakeupsPerSecond || step.cpuPerSecond > thresholds.cpuPerSecond,
+               busiest.map({ step.unstarvedRunsPerSecond > $0.unstarvedRunsPerSecond || step.cpuPerSecond > $0.cpuPerSecond }) ?? true {
                 busiest = step
             }
             step = Activity(interval: .zero, runs: 0, cpuTime: .zero)
         }
         return busiest.map(QuietVerdict.busy) ?? .quiet(total)
+    }
+}
+
+extension Activity {
+    /// Adds a later part's counters (and its interval, unless `interval` is false).
+    mutating func add(_ part: Activity, interval: Bool = true) {
+        if interval { self.interval += part.interval }
+        runs += part.runs
+        cpuTime += part.cpuTime
+        waiting += part.waiting
+        unstarvedRuns += part.unstarvedRuns
     }
 }

@@ -3,10 +3,10 @@ import VoipdVocabulary
 
 extension ProcFS {
     /// The counters of every thread of `processes` now, from /proc/PID/task/TID/schedstat:
-    /// one read of about 30 bytes a thread gives both the CPU time (first field, in
-    /// nanoseconds) and the times the thread was put on a CPU (third field), which counts its
-    /// wake-ups (voluntary switches) and its returns after preemption (involuntary ones)
-    /// together. At most `threadLimit` threads are read (``ActivitySample/truncated`` says
+    /// one read of about 30 bytes a thread gives the CPU time (first field, in nanoseconds),
+    /// the time spent waiting for a CPU (second field, in nanoseconds) and the times the
+    /// thread was put on a CPU (third field), which counts its wake-ups (voluntary switches)
+    /// and its returns after preemption (involuntary ones) together. At most `threadLimit` threads are read (``ActivitySample/truncated`` says
     /// when there were more); processes that exited meanwhile are left out.
     ///
     /// Without schedstat (a kernel without `CONFIG_SCHED_INFO`) every thread's counters are
@@ -21,9 +21,9 @@ extension ProcFS {
                 }
                 guard let text = read("/proc/\(pid)/task/\(thread)/schedstat") else { continue }
                 let fields = text.split(separator: " ")
-                guard fields.count >= 3, let nanoseconds = Int64(fields[0]),
+                guard fields.count >= 3, let nanoseconds = Int64(fields[0]), let waiting = Int64(fields[1]),
                       let runs = UInt64(fields[2].prefix { $0.isNumber }) else { continue }
-                sample.threads[thread] = ActivitySample.ThreadCounters(runs: runs, cpuTime: .nanoseconds(nanoseconds))
+                sample.threads[thread] = ActivitySample.ThreadCounters(runs: runs, cpuTime: .nanoseconds(nanoseconds), waiting: .nanoseconds(waiting))
             }
         }
         return sample

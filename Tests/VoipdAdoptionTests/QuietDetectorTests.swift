@@ -117,6 +117,57 @@ struct QuietDetectorTests {
         #expect(!raisedInCall.observe(inCall.sample, unreadSockets: 0).isQuiet)
     }
 
+    @Test("linphonec in a call kept waiting for a CPU (measured: 110 wake-ups/s, 890 ms/s waiting for a CPU under load) is busy at 150 wake-ups/s; idle and as starved it is quiet")
+    func starvedCall() {
+        // Two 10 ms loops (its main loop and the media ticker): each sleeps 10 ms between
+        // runs, and waits about 8 ms for a CPU before each run.
+        func starved(_ tree: inout SimulatedTree, loops: Int32) {
+            tree.now += .seconds(1)
+            for thread in 1...loops {
+                var counters = tree.threads[thread] ?? .init(runs: 0, cpuTime: .zero)
+                counters.runs += 55
+                counters.cpuTime += .microseconds(2500)
+                counters.waiting += .milliseconds(440)
+                tree.threads[thread] = counters
+            }
+        }
+        var inCall = SimulatedTree(), idle = SimulatedTree()
+        var detector = QuietDetector(thresholds: QuietThresholds(window: .seconds(2), wakeupsPerSecond: 150))
+        var idleDetector = detector
+        _ = detector.observe(inCall.sample, unreadSockets: 0)
+        _ = idleDetector.observe(idle.sample, unreadSockets: 0)
+        for second in 0..<10 {
+            starved(&inCall, loops: 2)
+            starved(&idle, loops: 1)
+            let verdict = detector.observe(inCall.sample, unreadSockets: 0)
+            let idleVerdict = idleDetector.observe(idle.sample, unreadSockets: 0)
+            // A window's worth of samples from the second second on.
+            #expect(idleVerdict.isQuiet == (second >= 1), "second \(second): \(idleVerdict)")
+            guard second >= 1 else { continue }
+            guard case .busy(let activity) = verdict else {
+                Issue.record("second \(second): a starved call was \(verdict)")
+                continue
+            }
+            #expect(activity.runsPerSecond == 110)
+            #expect(activity.unstarvedRunsPerSecond > 190 && activity.unstarvedRunsPerSecond < 200, "\(activity)")
+        }
+    }
+
+    @Test("a thread's runs scaled by the part of the interval it slept; one that never slept counts at most 1000 times; waiting shows in the description")
+    func unstarvedRuns() {
+        let earlier = ActivitySample(instant: .origin, threads: [1: .init(runs: 0, cpuTime: .zero, waiting: .zero),
+                                                                 2: .init(runs: 0, cpuTime: .zero, waiting: .zero)])
+        let later = ActivitySample(instant: .origin + .seconds(1),
+                                   threads: [1: .init(runs: 50, cpuTime: .milliseconds(100), waiting: .milliseconds(400)),
+                                             2: .init(runs: 2, cpuTime: .milliseconds(500), waiting: .milliseconds(600))])
+        let activity = later.since(earlier)
+        #expect(activity.runs == 52)
+        #expect(activity.waiting == .seconds(1))
+        // Thread 1 slept 500 ms: 100 runs a second of sleep; thread 2 never slept: 2000.
+        #expect(activity.unstarvedRuns == 2100)
+        #expect(activity.description == "52.0 wake-ups/s, 600.00 ms CPU/s over 1.00 s, waiting 1000.00 ms/s for a CPU (2100.0 wake-ups/s unstarved)")
+    }
+
     @Test("a thread id reused by a new thread counts from its start; a thread that ended counts no more")
     func threadChurn() {
         let earlier = ActivitySample(instant: .origin, threads: [1: .init(runs: 100, cpuTime: .seconds(1)), 2: .init(runs: 5, cpuTime: .zero)])
