@@ -14,7 +14,8 @@ import VoipdVocabulary
 public struct QuietThresholds: Hashable, Sendable, Codable {
     /// How long the program must stay below both rates.
     public var window: Duration
-    /// Wake-ups (times its threads were put on a CPU) per second, all threads together.
+    /// Wake-ups (times its threads were put on a CPU) per second, all threads together,
+    /// each thread's counted as if it had not waited for a CPU (``Activity/unstarvedRunsPerSecond``).
     public var wakeupsPerSecond: Double
     /// CPU time per second, all threads together (20 ms/s is 2 % of one CPU).
     public var cpuPerSecond: Duration
