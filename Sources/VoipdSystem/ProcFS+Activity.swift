@@ -6,8 +6,9 @@ extension ProcFS {
     /// one read of about 30 bytes a thread gives the CPU time (first field, in nanoseconds),
     /// the time spent waiting for a CPU (second field, in nanoseconds) and the times the
     /// thread was put on a CPU (third field), which counts its wake-ups (voluntary switches)
-    /// and its returns after preemption (involuntary ones) together. At most `threadLimit` threads are read (``ActivitySample/truncated`` says
-    /// when there were more); processes that exited meanwhile are left out.
+    /// and its returns after preemption (involuntary ones) together. At most `threadLimit`
+    /// threads are read (``ActivitySample/truncated`` says when there were more); processes
+    /// that exited meanwhile are left out.
     ///
     /// Without schedstat (a kernel without `CONFIG_SCHED_INFO`) every thread's counters are
     /// zero and the group always looks idle: ``schedulerStatisticsAvailable`` tells.
