@@ -17,7 +17,10 @@ import VoipdVocabulary
 ///   than the mark's. Left out: a datagram still inside the network stack at the instant of a
 ///   mark taken while older ones were queued (a window of microseconds). Too much shows in one
 ///   case: until the kernel's deferred work has turned receive timestamps on (the first socket
-///   of the system to ask), a datagram read counts as arriving when it was read.
+///   of the system to ask), a datagram read counts as arriving when it was read. No evidence of
+///   what was read on a socket the program stamps itself (`SO_TIMESTAMP`, `SO_TIMESTAMPNS`,
+///   `SO_TIMESTAMPING` for receiving, as oRTP does its RTP sockets): the kernel then hands
+///   each stamp to the reader and keeps none (`ENOENT`); only what is still unread shows.
 /// - A listening TCP socket: the peers of the connections on its port (`NETLINK_SOCK_DIAG`,
 ///   filtered by the kernel to that port), those waiting in its accept queue and those
 ///   accepted alike. A connection from a peer not among them arrived after the mark, accepted

@@ -83,6 +83,29 @@ struct ReceiveMarkTests {
         #expect(arrived)
     }
 
+    @Test("UDP a program stamps itself (SO_TIMESTAMP, as oRTP does its RTP sockets): the kernel keeps no stamp for voipd, so a datagram the program read leaves no evidence; one unread still shows")
+    func udpStampedByTheProgram() throws {
+        let held = try Socket.bindUDP()
+        let app = try FileDescriptor(duplicating: held.rawValue)
+        // SO_TIMESTAMP (SO_TIMESTAMP_OLD on Linux; glibc's macro does not import): the
+        // program's reads take the stamp in a control message, and the socket's stays unset.
+        var on: CInt = 1
+        guard setsockopt(app.rawValue, SOL_SOCKET, 29, &on, socklen_t(MemoryLayout<CInt>.size)) == 0 else {
+            throw Errno.current("setsockopt(SO_TIMESTAMP)")
+        }
+        let sender = try Socket.bindUDP()
+        try Socket.connectDatagram(sender, host: "127.0.0.1", port: Socket.localPort(held))
+
+        let mark = ReceiveMark.take(of: held)
+        try sender.writeAll(Array("one".utf8))
+        try waitForBytes(held, 3)
+        var arrived = mark.hasArrivedSince(on: held)
+        #expect(arrived, "unread")
+        _ = try app.read(upTo: 100)
+        arrived = mark.hasArrivedSince(on: held)
+        #expect(!arrived, "read by the program: no stamp to compare (if this shows, the kernel now keeps one: say so in ReceiveMark)")
+    }
+
     @Test("TCP listener: a connection that arrives after the mark shows, accepted by the app or not; one from before it does not")
     func listener() throws {
         let held = try Socket.listenTCP()
