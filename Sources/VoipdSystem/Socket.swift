@@ -22,7 +22,11 @@ public struct SocketKind: Sendable, Equatable {
     public var type: CInt
     public var isListening: Bool
     public var isConnected: Bool
-    /// The local port of a network socket (0: not bound); nil in other domains.
+    /// The local port of a network socket that is neither connected nor listening (0: not
+    /// bound), the one kind whose admission as a VoIP socket depends on it (a UDP socket
+    /// taking datagrams from anyone must be bound); nil for every other socket, whose port
+    /// ``Socket/kind(of:)`` does not read (a `getsockname` for nothing on every TCP and UDP
+    /// registration: ``Socket/localPort(_:)`` reads it where it is wanted).
     public var localPort: UInt16?
 
     /// "tcp", "udp", "unix-stream", "unix-seqpacket", …
@@ -243,7 +247,8 @@ public enum Socket {
         // As few calls as tell it (a registration makes them, two for the usual connected
         // socket): anything but a socket answers the first with ENOTSOCK; a connected
         // socket's peer address carries its domain (the family of a socket's addresses is
-        // its domain), and it is not listening, nor is a datagram socket.
+        // its domain), and it is not listening, nor is a datagram socket; only an unconnected
+        // network socket that is not listening has its port read (``SocketKind/localPort``).
         let type: CInt
         do {
             type = try intOption(fd, SOL_SOCKET, SO_TYPE, "getsockopt(SO_TYPE)")
@@ -262,7 +267,7 @@ public enum Socket {
         if !connected && type != datagramType {
             listening = try intOption(fd, SOL_SOCKET, SO_ACCEPTCONN, "getsockopt(SO_ACCEPTCONN)") != 0
         }
-        let localPort = domain == AF_INET || domain == AF_INET6 ? try localEndpoint(of: fd)?.port : nil
+        let localPort = !connected && !listening && (domain == AF_INET || domain == AF_INET6) ? try localEndpoint(of: fd)?.port : nil
         return SocketKind(domain: domain, type: type, isListening: listening, isConnected: connected, localPort: localPort)
     }
 
