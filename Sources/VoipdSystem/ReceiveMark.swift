@@ -59,6 +59,15 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
     /// `kind`, when the caller knows it (``Socket/kind(of:)``), spares the calls that would
     /// find out what it says: a Unix stream socket leaves no evidence at all.
     public static func take(of socket: borrowing FileDescriptor, kind: SocketKind? = nil, takenOnly: Bool = false) -> ReceiveMark {
+        var waiting: Int?
+        return take(of: socket, kind: kind, takenOnly: takenOnly, waiting: &waiting)
+    }
+
+    /// ``take(of:kind:takenOnly:)``, saying in `waiting` the bytes it found waiting when it
+    /// asked the kernel (`FIONREAD`: a TCP socket's mark with `takenOnly`), and leaving it nil
+    /// when it did not ask or the kernel did not answer: a caller about to ask the same (a
+    /// registration's reply) can take this answer instead of a second call.
+    public static func take(of socket: borrowing FileDescriptor, kind: SocketKind? = nil, takenOnly: Bool, waiting: inout Int?) -> ReceiveMark {
         if let kind, !kind.isNetwork, !kind.isDatagram { return ReceiveMark(evidence: .none) }
         // A listener first: TCP_INFO answers for it too, with no bytes ever received.
         if kind?.isListening ?? ListenerConnections.isListener(socket) {
@@ -68,7 +77,12 @@ public struct ReceiveMark: Sendable, Equatable, Codable {
             return ReceiveMark(evidence: .connections(peers))
         }
         if kind?.isDatagram != true, let bytes = tcpBytesReceived(socket) {
-            let unread = takenOnly ? unreadBytes(socket) : 0
+            var unread: UInt64 = 0
+            if takenOnly {
+                // As `unreadBytes`: a socket that cannot say counts as empty for the mark.
+                waiting = try? Socket.bytesAvailable(socket)
+                unread = UInt64(max(0, waiting ?? 0))
+            }
             return ReceiveMark(evidence: .streamBytes(bytes - min(bytes, unread)))
         }
         // The stamp before the time: on a socket where it was off, asking turns it on, and a

@@ -210,6 +210,43 @@ struct BadInputTests {
         }
     }
 
+    @Test("a TCP socket's registration says what waits on it, from the mark's one look; what arrives later shows in a listing")
+    func registeredTCPBytesAvailable() throws {
+        try Self.withDaemon { harness in
+            let client = try Self.identified(harness, as: "tcpbytes")
+            let listener = try Socket.listenTCP()
+            let port = try Socket.localPort(listener)
+            let fullPeer = try Socket.connectTCP(host: "127.0.0.1", port: port)
+            let emptyPeer = try Socket.connectTCP(host: "127.0.0.1", port: port)
+            guard let full = try Socket.accept(listener, nonBlocking: false).processed(),
+                  let empty = try Socket.accept(listener, nonBlocking: false).processed() else {
+                Issue.record("accept would block")
+                return
+            }
+            try fullPeer.writeAll([1, 2, 3])
+            #expect(waitReadable(full.rawValue, Deadline(.seconds(10))), "the bytes reach the socket")
+            func registered(_ id: Int, _ name: String, _ socket: borrowing FileDescriptor) throws -> Int? {
+                try client.request(type: 2, #"{"id":\#(id),"name":"\#(name)"}"#, descriptors: [socket.rawValue])
+                let answer = try client.reply()
+                #expect(answer.ok, "\(answer.json)")
+                return ((answer.json["result"] as? [String: Any])?["socket"] as? [String: Any])?["bytesAvailable"] as? Int
+            }
+            #expect(try registered(2, "full", full) == 3)
+            #expect(try registered(3, "empty", empty) == 0)
+            // Known empty at its registration, it is not asked again until the kernel reports an
+            // arrival: the bytes are in its queue (the test's copy is readable) before the
+            // listing, which voipd serves after the held sockets' readiness.
+            try emptyPeer.writeAll([4, 5, 6, 7, 8])
+            #expect(waitReadable(empty.rawValue, Deadline(.seconds(10))), "the bytes reach the socket")
+            let listed = try harness.control.sockets("tcpbytes")
+            #expect(listed.map(\.name) == ["empty", "full"] && listed.map(\.bytesAvailable) == [5, 3], "\(listed)")
+            for (id, name) in [(4, "full"), (5, "empty")] {
+                try client.request(type: 3, #"{"id":\#(id),"name":"\#(name)"}"#)
+                #expect(try client.reply().ok)
+            }
+        }
+    }
+
     @Test("a duplicate socket name, a bad name, a request before hello")
     func namesAndIdentity() throws {
         try Self.withDaemon { harness in

@@ -64,10 +64,16 @@ final class HeldSocket {
     init(id: UInt64, app: AppID, name: String, descriptor: consuming FileDescriptor, kind: String, socketKind: SocketKind? = nil,
          origin: HeldSocketOrigin, registeredAt: Double) {
         let socketKind = socketKind ?? Self.kind(of: descriptor)
+        var waiting: Int?
         state = State(id: id, app: app, name: name, kind: kind, origin: origin, registeredAt: registeredAt,
-                      mark: ReceiveMark.take(of: descriptor, kind: socketKind, takenOnly: true))
+                      mark: ReceiveMark.take(of: descriptor, kind: socketKind, takenOnly: true, waiting: &waiting))
         self.socketKind = socketKind
         self.descriptor = descriptor
+        // The mark asked what waits (a TCP socket's does): when nothing did, the reply's
+        // `bytesAvailable` needs no second `FIONREAD`. It joins the epoll set next
+        // (``Daemon/hold``), edge-triggered: the kernel reports anything that arrived since,
+        // as every later arrival (``noteArrival()``).
+        emptyWhenLastAsked = waiting == 0
     }
 
     /// A socket carried over by an in-place upgrade, with what the old program knew of it.
