@@ -14,7 +14,7 @@ import VoipdVocabulary
 @Suite("voipd adopting linphonec: a call under CPU load", .serialized,
        .softphonesInPrivateNetwork(linphonec: true))
 struct AdoptedCallUnderLoadTests {
-    @Test("linphonec in a call, pinned to one CPU with busy processes beside it (its wake-ups fall below the manifest's 150/s): not suspended while the call lasts",
+    @Test("linphonec in a call, pinned to one CPU at the lowest priority beside busy processes (its wake-ups fall below the manifest's 150/s): not suspended while the call lasts",
           .timeLimit(.minutes(3)))
     func callUnderLoad() throws {
         let network = try PrivateNetwork(defaultRoute: true)
@@ -44,10 +44,10 @@ struct AdoptedCallUnderLoadTests {
         }
         harness.discardTransitions()
 
-        // Busy processes of a higher priority on its CPU, as many as the machine has CPUs
-        // and more: it gets a small share of that CPU, and its 10 ms loops slow down.
+        // Pinned to one CPU at the lowest priority beside busy processes: it gets a small
+        // share of that CPU, and its 10 ms loops slow down.
         let cpu = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1
-        let load = try CPULoad(cpu: cpu, processes: 8, pinning: pid)
+        let load = try CPULoad(cpu: cpu, processes: 8, starving: pid)
         defer { load.stop() }
         let processes = try ProcessTree.below(pid, limit: 64).processes
         let before = ProcFS.activity(of: processes)
@@ -72,29 +72,44 @@ struct AdoptedCallUnderLoadTests {
     }
 }
 
-/// Busy processes pinned to one CPU at the highest priority, with a program's threads pinned
-/// there too, so that it gets a small share of that CPU. Each runs in a session of its own
-/// (``TestProcess``), which under the kernel's autogroups (`sched_autogroup_enabled`) is a
-/// scheduling group of its own: their nice value alone would not weigh against the program's
-/// group, so the group's is set too (/proc/PID/autogroup). Stopped by pid.
+/// A program given a small share of one CPU: its threads pinned to that CPU at the lowest
+/// priority, with busy processes at the ordinary priority pinned beside it, which take
+/// nearly all of that CPU from it (the program's threads are not on the other CPUs' run
+/// queues, and everything else can move there; busy processes of a high priority instead
+/// would leave a thread that wakes on that CPU waiting hundreds of milliseconds before it
+/// is moved). Each process here runs in a session of its own (``TestProcess``), which under
+/// the kernel's autogroups (`sched_autogroup_enabled`) is a scheduling group of its own: a
+/// nice value weighs only inside its group, so the program's group is lowered too
+/// (/proc/PID/autogroup). Undone by ``stop()``; the busy processes stopped by pid.
 final class CPULoad {
     private var processes: [TestProcess] = []
+    private let program: pid_t
 
-    init(cpu: Int, processes count: Int, pinning pid: pid_t) throws {
+    init(cpu: Int, processes count: Int, starving pid: pid_t) throws {
+        program = pid
         let null = try openFile("/dev/null", flags: O_WRONLY)
         let pin = try TestProcess(["/usr/bin/taskset", "-a", "-p", "-c", "\(cpu)", "\(pid)"], output: null.rawValue)
         guard case .exited(0) = try pin.waitForExit(.seconds(10)) else { throw TestFailure("taskset could not pin pid \(pid)") }
+        try prioritise(19)
         for _ in 0..<count {
-            let busy = try TestProcess(["/usr/bin/nice", "-n", "-20", "/usr/bin/taskset", "-c", "\(cpu)", "/bin/sh", "-c", "while :; do :; done"])
-            processes.append(busy)
-            // A kernel without autogroups has no such file: nice alone weighs there.
-            let group = "/proc/\(busy.pid)/autogroup"
-            if access(group, F_OK) == 0 { try openFile(group, flags: O_WRONLY).writeAll(Array("-20".utf8)) }
+            processes.append(try TestProcess(["/usr/bin/taskset", "-c", "\(cpu)", "/bin/sh", "-c", "while :; do :; done"]))
         }
+    }
+
+    /// Sets the nice value of each of the program's threads and of its autogroup (a kernel
+    /// without autogroups has no such file: the threads' nice alone weighs there).
+    private func prioritise(_ nice: CInt) throws {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(program)/task")) ?? []
+        for task in tasks.compactMap({ id_t($0) }) where setpriority(__priority_which_t(PRIO_PROCESS.rawValue), task, nice) != 0 && errno != ESRCH {
+            throw Errno.current("setpriority(\(task), \(nice))")
+        }
+        let group = "/proc/\(program)/autogroup"
+        if access(group, F_OK) == 0 { try openFile(group, flags: O_WRONLY).writeAll(Array("\(nice)".utf8)) }
     }
 
     func stop() {
         for process in processes { process.stop() }
+        if !processes.isEmpty { try? prioritise(0) }
         processes = []
     }
 
