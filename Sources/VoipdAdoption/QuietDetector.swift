@@ -1,9 +1,9 @@
 import VoipdVocabulary
 
 /// When a program that does not talk to voipd counts as quiet enough to be suspended again:
-/// over a whole window, fewer wake-ups and less CPU time than these, and nothing unread on
-/// its adopted sockets. Wake-ups are counted as they would have been had its threads not
-/// waited for a CPU (``Activity/unstarvedRunsPerSecond``): under load a program that polls
+/// over a whole window, fewer wake-ups and less CPU time than these, nothing unread on its
+/// adopted sockets, and not starved of a CPU (``QuietDetector/starvedWaitingPerSecond``).
+/// Wake-ups are counted as they would have been had its threads not waited for a CPU (``Activity/unstarvedRunsPerSecond``): under load a program that polls
 /// wakes less often per second, and linphonec in a call would fall below the threshold that
 /// splits its idle from its calls. The defaults come from measurements (docs/BENCHMARKS.md,
 /// "Unmodified softphones, idle"): baresip registered and idle wakes about once a minute,
@@ -60,6 +60,15 @@ public enum QuietVerdict: Equatable, Sendable, CustomStringConvertible {
 /// program runs in the background, and feeds each sample with the number of adopted
 /// sockets that have something unread; samples older than a window are forgotten.
 public struct QuietDetector: Sendable {
+    /// Waiting for a CPU this long a second or more, all its threads together, a program is
+    /// starved, and whether it is quiet cannot be told: it is judged busy. Its wake-ups are
+    /// counted as if it had not waited, but that count falls short when a thread's wait
+    /// spans a sample (the kernel adds a wait when it ends): linphonec in a call given a
+    /// sliver of a CPU waited 890-1,000 ms a second, and was once judged quiet in CI all the
+    /// same. Idle linphonec's 100 wake-ups a second would each have to wait 2.5 ms to reach
+    /// this. A machine that busy gains little from stopping it, and a call must not drop.
+    public static let starvedWaitingPerSecond = Duration.milliseconds(250)
+
     public let thresholds: QuietThresholds
     private var samples: [ActivitySample] = []
 
@@ -99,8 +108,10 @@ public struct QuietDetector: Sendable {
             // Its wake-ups as they would have been on an idle machine: a program kept waiting
             // for a CPU (linphonec in a call beside busier programs) wakes less often per
             // second without being any less busy.
-            if step.unstarvedRunsPerSecond > thresholds.wakeupsPerSecond || step.cpuPerSecond > thresholds.cpuPerSecond,
-               busiest.map({ step.unstarvedRunsPerSecond > $0.unstarvedRunsPerSecond || step.cpuPerSecond > $0.cpuPerSecond }) ?? true {
+            if step.unstarvedRunsPerSecond > thresholds.wakeupsPerSecond || step.cpuPerSecond > thresholds.cpuPerSecond
+                || step.waitingPerSecond >= Self.starvedWaitingPerSecond,
+               busiest.map({ step.unstarvedRunsPerSecond > $0.unstarvedRunsPerSecond || step.cpuPerSecond > $0.cpuPerSecond
+                   || step.waitingPerSecond > $0.waitingPerSecond }) ?? true {
                 busiest = step
             }
             step = Activity(interval: .zero, runs: 0, cpuTime: .zero)

@@ -94,6 +94,9 @@ public struct Activity: Sendable, Equatable, Codable, CustomStringConvertible {
     /// CPU time per second of the interval: 10 ms/s is 1 % of one CPU.
     public var cpuPerSecond: Duration { interval > .zero ? cpuTime * (1 / interval.seconds) : .zero }
 
+    /// Time waiting for a CPU per second of the interval, all threads together.
+    public var waitingPerSecond: Duration { interval > .zero ? waiting * (1 / interval.seconds) : .zero }
+
     /// `52.0 wake-ups/s, 1.10 ms CPU/s over 5.00 s`.
     public var description: String {
         func fixed(_ value: Double, _ digits: Int) -> String {

@@ -117,7 +117,7 @@ struct QuietDetectorTests {
         #expect(!raisedInCall.observe(inCall.sample, unreadSockets: 0).isQuiet)
     }
 
-    @Test("linphonec in a call kept waiting for a CPU (measured: 110 wake-ups/s, 890 ms/s waiting for a CPU under load) is busy at 150 wake-ups/s; idle and as starved it is quiet")
+    @Test("linphonec in a call kept waiting for a CPU (measured: 110 wake-ups/s, 890 ms/s waiting for a CPU under load) is busy at 150 wake-ups/s; idle as starved it is busy too: starved, it cannot be judged")
     func starvedCall() {
         // Two 10 ms loops (its main loop and the media ticker): each sleeps 10 ms between
         // runs, and waits about 8 ms for a CPU before each run.
@@ -141,15 +141,44 @@ struct QuietDetectorTests {
             starved(&idle, loops: 1)
             let verdict = detector.observe(inCall.sample, unreadSockets: 0)
             let idleVerdict = idleDetector.observe(idle.sample, unreadSockets: 0)
-            // A window's worth of samples from the second second on.
-            #expect(idleVerdict.isQuiet == (second >= 1), "second \(second): \(idleVerdict)")
+            // A window's worth of samples from the second second on. Idle, its wake-ups are
+            // below the threshold (97 a second unstarved), but it waited 440 ms a second
+            // for a CPU: starved, busy.
             guard second >= 1 else { continue }
+            if case .busy(let activity) = idleVerdict {
+                #expect(activity.unstarvedRunsPerSecond < 150 && activity.waitingPerSecond == .milliseconds(440), "\(activity)")
+            } else {
+                Issue.record("second \(second): idle and starved was \(idleVerdict)")
+            }
             guard case .busy(let activity) = verdict else {
                 Issue.record("second \(second): a starved call was \(verdict)")
                 continue
             }
             #expect(activity.runsPerSecond == 110)
             #expect(activity.unstarvedRunsPerSecond > 190 && activity.unstarvedRunsPerSecond < 200, "\(activity)")
+        }
+    }
+
+    @Test("idle on a busy machine (97 wake-ups/s, each waiting 1 ms for a CPU) it is quiet; from 250 ms/s of waiting it is starved, busy")
+    func waitingBelowStarved() {
+        func idle(_ tree: inout SimulatedTree, waiting: Duration) {
+            tree.now += .seconds(1)
+            var counters = tree.threads[1] ?? .init(runs: 0, cpuTime: .zero)
+            counters.runs += 97
+            counters.cpuTime += .milliseconds(3)
+            counters.waiting += waiting
+            tree.threads[1] = counters
+        }
+        for (waiting, quiet) in [(Duration.milliseconds(97), true), (.milliseconds(249), true), (.milliseconds(250), false)] {
+            var tree = SimulatedTree()
+            var detector = QuietDetector(thresholds: QuietThresholds(window: .seconds(2), wakeupsPerSecond: 150))
+            _ = detector.observe(tree.sample, unreadSockets: 0)
+            var verdict = QuietVerdict.unreadData(sockets: 0)
+            for _ in 0..<3 {
+                idle(&tree, waiting: waiting)
+                verdict = detector.observe(tree.sample, unreadSockets: 0)
+            }
+            #expect(verdict.isQuiet == quiet, "waiting \(waiting) a second: \(verdict)")
         }
     }
 
