@@ -70,7 +70,12 @@ extension Daemon {
     }
 
     /// The VoIP sockets an app may have held.
-    func socketQuota(of app: AppID) -> Int { apps.manifests[app]?.socketQuota ?? configuration.socketQuota }
+    func socketQuota(of app: AppID) -> Int { socketQuota(manifestAt: apps.manifests.index(forKey: app)) }
+
+    /// The same, for the app whose manifest is at `index` (nil: it has none), read in place.
+    func socketQuota(manifestAt index: Dictionary<AppID, ResolvedManifest>.Index?) -> Int {
+        index.flatMap { apps.manifests.values[$0].socketQuota } ?? configuration.socketQuota
+    }
 
     /// The name a manifest file gives its app when it names none.
     static func manifestName(file: String) -> String {

@@ -138,7 +138,7 @@ extension Daemon {
         guard manifest.map({ apps.manifests.values[$0].allowsVoIP }) ?? true else {
             throw ProtocolError(.permissionDenied, "\(app.name)'s manifest has no \"voip\" background mode")
         }
-        let quota = manifest.flatMap { apps.manifests.values[$0].socketQuota } ?? configuration.socketQuota
+        let quota = socketQuota(manifestAt: manifest)
         guard registry.count(of: app.id) < quota else {
             throw ProtocolError(.quotaExceeded, "\(app.name) already holds \(quota) VoIP sockets (the quota)")
         }
